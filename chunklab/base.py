@@ -1,0 +1,214 @@
+"""The strategy base class and the registry that creates strategies by name.
+
+A strategy is a small object whose attributes are its validated parameters and
+whose one verb is :meth:`Strategy.split`. Subclasses implement ``_spans``,
+which yields ``(start, end, meta)`` windows of the document *while* splitting:
+offsets are carried through every step, never recovered afterwards with
+``str.find``.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, ClassVar, Iterable, Iterator
+
+from .core import Chunk, Document, as_document
+from .length import LENGTHS, length_function
+from .params import Param, ParamError
+
+__all__ = [
+    "Strategy", "register", "get_strategy", "list_strategies", "chunk", "strategy_names",
+    "FAMILIES", "Span", "size_params",
+]
+
+#: The families of strategies, in the order the book presents them.
+FAMILIES = ("geometric", "linguistic", "structure", "container", "code", "semantic", "hierarchy")
+
+Span = tuple[int, int, dict]
+
+_REGISTRY: dict[str, type["Strategy"]] = {}
+
+#: Parameters every strategy accepts.
+COMMON_PARAMS: dict[str, Param] = {
+    "prefix": Param("bool", False, "put the document title and heading/clause path in Chunk.context"),
+}
+
+
+def size_params(target: int = 500, max: int | None = None, min: int = 0, overlap: int = 0,
+                high: int = 100_000) -> dict[str, Param]:
+    """The four size knobs, declared once so every strategy means the same by them."""
+    return {
+        "target": Param("int", target, "merge pieces up to this length", low=1, high=high, ui_high=4096),
+        "max": Param("int", max, "hard cap on a chunk's length (None: same as target)", low=1, high=high,
+                     none_ok=True, ui_high=4096),
+        "min": Param("int", min, "pieces shorter than this merge into a neighbour", low=0, high=high,
+                     ui_high=1024),
+        "overlap": Param("int", overlap, "length shared by neighbouring chunks (at most)", low=0, high=high,
+                         ui_high=1024),
+        "length": Param("choice", "chars", "how length is measured", choices=LENGTHS),
+    }
+
+
+class Strategy:
+    """Base class. Subclasses set ``name``, ``family``, ``summary`` and ``params``.
+
+    Edge behaviour shared by all strategies: an empty or whitespace-only
+    document gives ``[]``; whitespace at the edges of a chunk is trimmed (the
+    offsets move with it, so ``document.text[start:end] == text`` still
+    holds); a chunk that trimming leaves empty, or inside the previous chunk,
+    is dropped.
+    """
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    #: One line each in Chinese and English.
+    summary: ClassVar[dict[str, str]] = {"zh": "", "en": ""}
+    params: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, **kwargs: Any) -> None:
+        spec = self.param_spec()
+        for key in kwargs:
+            if key not in spec:
+                close = difflib.get_close_matches(key, list(spec), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ParamError(
+                    f"unknown parameter {key!r} for strategy {self.name!r}{hint} "
+                    f"(allowed: {', '.join(sorted(spec))})"
+                )
+        for key, p in spec.items():
+            setattr(self, key, p.validate(key, kwargs.get(key, p.default)))
+        self._check()
+
+    # -- declaration -------------------------------------------------------
+    @classmethod
+    def param_spec(cls) -> dict[str, Param]:
+        """All parameters of this strategy, its own first, then the common ones."""
+        return {**cls.params, **COMMON_PARAMS}
+
+    def _check(self) -> None:
+        """Cross-parameter rules. The size knobs are checked here for every strategy that has them."""
+        spec = self.param_spec()
+        if "target" in spec:
+            t, mx = self.target, self.max
+            if mx is not None and mx < t:
+                raise ParamError(f"max must be >= target ({t}) or None, got {mx}")
+            if "overlap" in spec and self.overlap >= t:
+                raise ParamError(f"overlap must be an int in [0, target) = [0, {t - 1}], got {self.overlap}")
+            if "min" in spec and self.min > t:
+                raise ParamError(f"min must be an int in [0, target] = [0, {t}], got {self.min}")
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.param_spec()}
+
+    @property
+    def cap(self) -> int:
+        """The effective hard cap: ``max``, or ``target`` when ``max`` is None."""
+        return self.max if self.max is not None else self.target
+
+    def measure(self, text: str) -> int:
+        return length_function(getattr(self, "length", "chars"))(text)
+
+    def __repr__(self) -> str:
+        spec = self.param_spec()
+        shown = [f"{k}={getattr(self, k)!r}" for k, p in spec.items() if getattr(self, k) != p.default]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    # -- the verb ----------------------------------------------------------
+    def split(self, document: Document | str) -> list[Chunk]:
+        """Split ``document`` (a :class:`Document` or a ``str``) into chunks."""
+        doc = as_document(document)
+        if not doc.text.strip():
+            return []
+        return self._make_chunks(doc, self._spans(doc, 0, len(doc.text)))
+
+    def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _make_chunks(self, doc: Document, spans: Iterable[Span]) -> list[Chunk]:
+        text = doc.text
+        chunks: list[Chunk] = []
+        prev_s, prev_e = -1, -1
+        for s, e, meta in spans:
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            if s >= e or (prev_s <= s and e <= prev_e):
+                continue
+            prev_s, prev_e = s, e
+            meta = dict(meta)
+            extra = meta.pop("context", "")
+            m = {"strategy": self.name, "level": meta.pop("level", self.name), **meta}
+            context = self._context(doc, m)
+            if extra:
+                context = f"{context}\n{extra}" if context else extra
+            chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], m, context))
+        return chunks
+
+    def _context(self, doc: Document, meta: dict) -> str:
+        if not self.prefix:
+            return ""
+        parts = [doc.title] if doc.title else []
+        for p in meta.get("path", ()):
+            if not parts or parts[-1] != p:
+                parts.append(p)
+        return " > ".join(parts)
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: make a strategy available to :func:`get_strategy` by its ``name``."""
+    if not cls.name or cls.family not in FAMILIES:
+        raise ValueError(f"{cls.__name__} needs a name and a family in {FAMILIES}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def strategy_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_strategy(name: str, **params: Any) -> Strategy:
+    """Create a strategy by name with validated parameters.
+
+    >>> get_strategy("fixed", size=4).split("一二三四五六")[1].text
+    '五六'
+    """
+    if not isinstance(name, str) or name not in _REGISTRY:
+        close = difflib.get_close_matches(str(name), list(_REGISTRY), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown strategy {name!r}{hint} (known: {', '.join(strategy_names())})")
+    return _REGISTRY[name](**params)
+
+
+def list_strategies() -> list[dict[str, Any]]:
+    """Every registered strategy: name, family, parameters (defaults, ranges) and summaries."""
+    out = []
+    order = {f: i for i, f in enumerate(FAMILIES)}
+    for name, cls in sorted(_REGISTRY.items(), key=lambda kv: (order[kv[1].family], kv[0])):
+        out.append({
+            "name": name,
+            "family": cls.family,
+            "params": {k: p.describe() for k, p in cls.param_spec().items()},
+            "summary_zh": cls.summary["zh"],
+            "summary_en": cls.summary["en"],
+        })
+    return out
+
+
+def chunk(text_or_document: Document | str, strategy: str = "recursive", **params: Any) -> list[Chunk]:
+    """Shortcut: ``get_strategy(strategy, **params).split(text_or_document)``.
+
+    >>> [c.text for c in chunk("第一句。第二句。", "sentence", target=4)]
+    ['第一句。', '第二句。']
+    """
+    return get_strategy(strategy, **params).split(text_or_document)
+
+
+def iter_pieces(text: str, start: int, end: int, pattern) -> Iterator[tuple[int, int]]:
+    """Split ``text[start:end]`` after each match of ``pattern`` (separator kept at the end)."""
+    pos = start
+    for m in pattern.finditer(text, start, end):
+        if m.end() > pos:
+            yield pos, m.end()
+            pos = m.end()
+    if pos < end:
+        yield pos, end

@@ -1,0 +1,138 @@
+"""Documents and chunks: the data model every strategy, evaluator and chapter shares.
+
+The one rule of the package lives here: a :class:`Chunk` is a window ``[start, end)``
+into its :class:`Document`, and ``document.text[chunk.start:chunk.end] == chunk.text``
+always. Anything a strategy adds for retrieval (a breadcrumb, a table transcription,
+a summary) goes into :attr:`Chunk.context`, never into :attr:`Chunk.text`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+__all__ = ["Document", "Chunk", "as_document", "check_chunks"]
+
+
+def _freeze(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(meta or {}))
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text to be chunked.
+
+    ``id`` names the document inside a corpus, ``title`` is used for context
+    prefixes, ``meta`` carries anything a loader knows (source path, article
+    spans, page boxes...).
+
+    >>> Document("d1", "第一条 总则。").text
+    '第一条 总则。'
+    """
+
+    id: str
+    text: str
+    title: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, (bytes, bytearray)):
+            raise TypeError("text must be str, got bytes: decode it first, e.g. data.decode('utf-8')")
+        if not isinstance(self.text, str):
+            raise TypeError(f"text must be str, got {type(self.text).__name__}")
+        if not isinstance(self.id, str):
+            raise TypeError(f"id must be str, got {type(self.id).__name__}")
+        object.__setattr__(self, "meta", _freeze(self.meta))
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __repr__(self) -> str:
+        title = f", title={self.title!r}" if self.title else ""
+        return f"Document(id={self.id!r}, {len(self.text)} chars{title})"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """An immutable window ``[start, end)`` of one document.
+
+    ``context`` is the enrichment text used for retrieval only (title,
+    heading path, table transcription, summary). :attr:`embed_text` is what an
+    index should embed: ``context`` followed by ``text``.
+
+    >>> c = Chunk("d1", 0, 0, 3, "第一条", context="民法典 > 总则")
+    >>> c.embed_text
+    '民法典 > 总则\\n第一条'
+    >>> len(c)
+    3
+    """
+
+    doc_id: str
+    index: int
+    start: int
+    end: int
+    text: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    context: str = ""
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.start <= self.end):
+            raise ValueError(f"chunk offsets must satisfy 0 <= start <= end, got [{self.start}, {self.end})")
+        if len(self.text) != self.end - self.start:
+            raise ValueError(
+                f"chunk text has {len(self.text)} chars but its span [{self.start}, {self.end}) has {self.end - self.start}"
+            )
+        object.__setattr__(self, "meta", _freeze(self.meta))
+
+    @property
+    def embed_text(self) -> str:
+        """Text to index: the enrichment ``context`` (if any), a newline, then ``text``."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+    def __repr__(self) -> str:
+        preview = self.text[:20].replace("\n", "⏎")
+        more = "…" if len(self.text) > 20 else ""
+        return f"Chunk({self.doc_id!r}#{self.index} [{self.start}:{self.end}] {preview!r}{more})"
+
+
+def as_document(obj: Any, doc_id: str = "doc") -> Document:
+    """Accept a :class:`Document` or a ``str``; reject anything else clearly."""
+    if isinstance(obj, Document):
+        return obj
+    if isinstance(obj, str):
+        return Document(doc_id, obj)
+    if isinstance(obj, (bytes, bytearray)):
+        raise TypeError("text must be str, got bytes: decode it first, e.g. data.decode('utf-8')")
+    raise TypeError(f"expected a str or a chunklab.Document, got {type(obj).__name__}")
+
+
+def check_chunks(document: Document, chunks: list[Chunk]) -> list[str]:
+    """Return a list of invariant violations (empty when all is well).
+
+    Checks exact offsets, document order, and that every non-whitespace
+    character of the document lies in at least one chunk. Used by the tests,
+    the exercise checkers and the "invariant checker" of chapter 2.
+    """
+    problems: list[str] = []
+    text = document.text
+    covered = bytearray(len(text) + 1)
+    prev_start = -1
+    for i, c in enumerate(chunks):
+        if c.doc_id != document.id:
+            problems.append(f"chunk {i}: doc_id {c.doc_id!r} != {document.id!r}")
+        if c.index != i:
+            problems.append(f"chunk {i}: index is {c.index}")
+        if text[c.start:c.end] != c.text:
+            problems.append(f"chunk {i}: text differs from document[{c.start}:{c.end}]")
+        if c.start < prev_start:
+            problems.append(f"chunk {i}: starts at {c.start}, before the previous chunk ({prev_start})")
+        prev_start = c.start
+        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
+    for pos, ch in enumerate(text):
+        if not covered[pos] and not ch.isspace():
+            problems.append(f"character {ch!r} at {pos} is in no chunk")
+            break
+    return problems

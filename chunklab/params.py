@@ -1,0 +1,123 @@
+"""Declared parameters and their validation, in one place (scikit-learn style).
+
+Every strategy declares its knobs as :class:`Param` objects; the registry,
+the widgets (sliders are built from ``low``/``high``) and the error messages all
+read the same declaration.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+__all__ = ["Param", "ParamError"]
+
+
+class ParamError(ValueError):
+    """A parameter value outside its declared range (a ``ValueError``)."""
+
+
+_NONE = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One strategy parameter.
+
+    ``kind`` is one of ``int``, ``float``, ``bool``, ``choice``, ``str``,
+    ``strs`` (a sequence of strings) or ``callable``. ``low``/``high`` bound
+    numbers (inclusive); ``choices`` lists allowed values for ``choice``;
+    ``none_ok`` allows ``None`` (meaning "derived from other parameters").
+    ``ui_high`` is a sensible slider end when ``high`` is open.
+    """
+
+    kind: str
+    default: Any
+    doc: str = ""
+    low: float | None = None
+    high: float | None = None
+    choices: Sequence[Any] = ()
+    none_ok: bool = False
+    ui_high: float | None = None
+
+    def allowed(self) -> str:
+        """Human-readable allowed range, used in error messages."""
+        if self.kind in ("int", "float"):
+            word = "an int" if self.kind == "int" else "a number"
+            if self.low is not None and self.high is not None:
+                rng = f"{word} in [{_fmt(self.low)}, {_fmt(self.high)}]"
+            elif self.low is not None:
+                rng = f"{word} >= {_fmt(self.low)}"
+            elif self.high is not None:
+                rng = f"{word} <= {_fmt(self.high)}"
+            else:
+                rng = word
+        elif self.kind == "bool":
+            rng = "True or False"
+        elif self.kind == "choice":
+            rng = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.kind == "strs":
+            rng = "a list of strings"
+        elif self.kind == "callable":
+            rng = "a callable"
+        else:
+            rng = "a string"
+        return rng + (" or None" if self.none_ok else "")
+
+    def validate(self, name: str, value: Any) -> Any:
+        """Return the (normalised) value or raise naming ``name``, the value and the range."""
+        if value is None and self.none_ok:
+            return None
+        bad = f"{name} must be {self.allowed()}, got {value!r}"
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(bad)
+            value = int(value)
+        elif self.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(bad)
+            value = float(value)
+            if value != value:  # NaN
+                raise ParamError(bad)
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise TypeError(bad)
+            return value
+        elif self.kind == "choice":
+            if value not in self.choices:
+                raise ParamError(bad)
+            return value
+        elif self.kind == "strs":
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise TypeError(bad)
+            return tuple(value)
+        elif self.kind == "callable":
+            if not callable(value):
+                raise TypeError(bad)
+            return value
+        elif self.kind == "str":
+            if not isinstance(value, str):
+                raise TypeError(bad)
+            return value
+        if self.low is not None and value < self.low:
+            raise ParamError(bad)
+        if self.high is not None and value > self.high:
+            raise ParamError(bad)
+        return value
+
+    def describe(self) -> dict[str, Any]:
+        """Plain-data description for ``list_strategies()`` and the widgets."""
+        d = {"kind": self.kind, "default": self.default, "doc": self.doc, "allowed": self.allowed()}
+        if self.low is not None:
+            d["low"] = self.low
+        if self.high is not None:
+            d["high"] = self.high
+        if self.ui_high is not None:
+            d["ui_high"] = self.ui_high
+        if self.choices:
+            d["choices"] = list(self.choices)
+        return d
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
