@@ -55,7 +55,7 @@ class Strategy:
     document gives ``[]``; whitespace at the edges of a chunk is trimmed (the
     offsets move with it, so ``document.text[start:end] == text`` still
     holds); a chunk that trimming leaves empty, or inside the previous chunk,
-    is dropped.
+    is dropped (unless ``drop_contained`` is False, as in LangChain-compatible mode).
     """
 
     name: ClassVar[str] = ""
@@ -63,6 +63,8 @@ class Strategy:
     #: One line each in Chinese and English.
     summary: ClassVar[dict[str, str]] = {"zh": "", "en": ""}
     params: ClassVar[dict[str, Param]] = {}
+    #: Drop a chunk whose trimmed span lies inside the previous chunk (it adds no text).
+    drop_contained: bool = True
 
     def __init__(self, **kwargs: Any) -> None:
         spec = self.param_spec()
@@ -132,7 +134,7 @@ class Strategy:
                 s += 1
             while e > s and text[e - 1].isspace():
                 e -= 1
-            if s >= e or (prev_s <= s and e <= prev_e):
+            if s >= e or (self.drop_contained and prev_s <= s and e <= prev_e):
                 continue
             prev_s, prev_e = s, e
             meta = dict(meta)

@@ -138,6 +138,7 @@ class Recursive(Strategy):
                 except re.error as exc:
                     raise ParamError(f"separators contains an invalid regular expression {sep!r}: {exc}") from None
         if self.langchain_compat:
+            self.drop_contained = False  # LangChain emits such duplicates; so do we in this mode
             if self.separators is None:
                 self.separators = LANGCHAIN_SEPARATORS
                 self.separator_regex = False
