@@ -129,20 +129,26 @@ class Strategy:
         text = doc.text
         chunks: list[Chunk] = []
         prev_s, prev_e = -1, -1
+        name, drop = self.name, self.drop_contained
+        title_context = self._context(doc, {})
         for s, e, meta in spans:
             while s < e and text[s].isspace():
                 s += 1
             while e > s and text[e - 1].isspace():
                 e -= 1
-            if s >= e or (self.drop_contained and prev_s <= s and e <= prev_e):
+            if s >= e or (drop and prev_s <= s and e <= prev_e):
                 continue
             prev_s, prev_e = s, e
-            meta = dict(meta)
-            extra = meta.pop("context", "")
-            m = {"strategy": self.name, "level": meta.pop("level", self.name), **meta}
-            context = self._context(doc, m)
-            if extra:
-                context = f"{context}\n{extra}" if context else extra
+            if meta:
+                meta = dict(meta)
+                extra = meta.pop("context", "")
+                m = {"strategy": name, "level": meta.pop("level", name), **meta}
+                context = self._context(doc, m) if "path" in m else title_context
+                if extra:
+                    context = f"{context}\n{extra}" if context else extra
+            else:
+                m = {"strategy": name, "level": name}
+                context = title_context
             chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], m, context))
         return chunks
 

@@ -63,7 +63,7 @@ def _split_by(text: str, s: int, e: int, sep: str, is_regex: bool, keep: str | b
     if pattern.groups != 1:  # the user's regex has groups of its own: take the slow, safe path
         return _split_by_finditer(text, s, e, _compile(sep, is_regex), keep)
     parts = pattern.split(text[s:e])
-    bounds = [s, *accumulate(map(len, parts), initial=s)][1:]
+    bounds = list(accumulate(map(len, parts), initial=s))
     # parts[2i] is text, parts[2i+1] a separator; bounds[j] is where parts[j] starts.
     out: list[tuple[int, int]] = []
     last = len(parts) - 1
@@ -167,7 +167,6 @@ class Recursive(Strategy):
             yield s, e, meta
 
     def _split(self, text, s, e, seps, regex, measure) -> list[tuple[int, int]]:
-        length = (lambda a, b: b - a) if measure is None else (lambda a, b: measure(text[a:b]))
         sep, rest = seps[-1], []
         for i, cand in enumerate(seps):
             if cand == "":
@@ -177,25 +176,30 @@ class Recursive(Strategy):
                 sep, rest = cand, seps[i + 1:]
                 break
         pieces = _split_by(text, s, e, sep, regex, self.keep_separator)
+        if measure is None:
+            lens = [b - a for a, b in pieces]
+        else:
+            lens = [measure(text[a:b]) for a, b in pieces]
+        target = self.target
         out: list[tuple[int, int]] = []
-        good: list[tuple[int, int]] = []
-        for a, b in pieces:
-            if length(a, b) < self.target:
-                good.append((a, b))
+        first = 0  # first piece of the current run of "good" (short enough) pieces
+        for i, n in enumerate(lens):
+            if n < target:
                 continue
-            if good:
-                out.extend(self._merge(good, length))
-                good = []
+            if i > first:
+                out.extend(self._merge(pieces, lens, first, i))
+            a, b = pieces[i]
             if not rest:
                 out.append((a, b))
             else:
                 out.extend(self._split(text, a, b, rest, regex, measure))
-        if good:
-            out.extend(self._merge(good, length))
+            first = i + 1
+        if first < len(pieces):
+            out.extend(self._merge(pieces, lens, first, len(pieces)))
         return out
 
-    def _merge(self, pieces: list[tuple[int, int]], length) -> list[tuple[int, int]]:
-        """Greedy merge of consecutive pieces up to ``target`` with at most ``overlap`` carried over.
+    def _merge(self, pieces: list[tuple[int, int]], lens: list[int], first: int, stop: int) -> list[tuple[int, int]]:
+        """Greedy merge of ``pieces[first:stop]`` up to ``target`` with at most ``overlap`` carried over.
 
         Mirrors LangChain's ``_merge_splits`` with separators kept (so joining
         two pieces adds nothing). Pieces tile their range, so a chunk is simply
@@ -203,11 +207,10 @@ class Recursive(Strategy):
         """
         target, overlap = self.target, self.overlap
         out: list[tuple[int, int]] = []
-        lo = 0          # index of the first piece of the current chunk
+        lo = first     # index of the first piece of the current chunk
         total = 0
-        lens = [length(a, b) for a, b in pieces]
-
-        for i, n in enumerate(lens):
+        for i in range(first, stop):
+            n = lens[i]
             if total + n > target:
                 if i > lo:
                     out.append((pieces[lo][0], pieces[i - 1][1]))
@@ -216,8 +219,8 @@ class Recursive(Strategy):
                         total -= lens[lo]
                         lo += 1
             total += n
-        if lo < len(pieces):
-            out.append((pieces[lo][0], pieces[-1][1]))
+        if lo < stop:
+            out.append((pieces[lo][0], pieces[stop - 1][1]))
         return out
 
 
