@@ -1,0 +1,68 @@
+"""Drive the explorers by setting widget values, as a reader would."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+from chunklab import Document  # noqa: E402
+from chunklab.widgets import Debouncer, StrategyExplorer, param_widgets, static_tabs  # noqa: E402
+
+DOC = Document("h", "### 3.1 年假\n员工累计工作满一年不满十年的，年休假五天。\n\n### 3.2 病假\n病假期间按基本工资的百分之六十发放。")
+
+
+def _html(explorer):
+    return "".join(o.get("data", {}).get("text/html", "") for o in explorer.out.outputs)
+
+
+def test_param_widgets_follow_the_registry():
+    ws = param_widgets("recursive")
+    assert ws["target"].min == 1 and ws["target"].value == 500
+    assert ws["length"].options == ("chars", "tokens")
+    assert ws["max"].disabled  # None: derived from target
+
+
+def test_strategy_explorer_updates_when_sliders_move():
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 200})
+    ex.widget  # builds controls and renders once
+    first = _html(ex)
+    assert "1 块" in first
+    ex.set(target=20)
+    second = _html(ex)
+    assert second != first and "块" in second and "1 块" not in second
+    ex.set(strategy="fixed")
+    assert "Fixed()" in _html(ex)
+
+
+def test_errors_are_shown_in_the_explorer():
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 50})
+    ex.widget
+    ex.set(overlap=50)  # overlap must be < target
+    assert ex.error and "overlap" in ex.error
+    assert "overlap must be" in _html(ex)
+    ex.set(overlap=0)
+    assert ex.error is None
+
+
+def test_static_view_has_presets_and_the_live_hint():
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 200},
+                          presets=[("固定 20 字", "fixed", {"size": 20})])
+    bundle = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert "默认设置" in static and "固定 20 字" in static and "make lab" in static
+    assert "<script" not in static
+
+
+def test_static_tabs_are_pure_css():
+    out = static_tabs([("A", "<p>a</p>"), ("B", "<p>b</p>")])
+    assert out.count('type="radio"') == 2 and "checked" in out and "<script" not in out
+
+
+def test_debouncer_coalesces_bursts():
+    calls = []
+    d = Debouncer(lambda: calls.append(1), wait=10)
+    for _ in range(5):
+        d()
+    d.flush()
+    assert calls == [1]
