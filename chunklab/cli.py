@@ -100,16 +100,6 @@ def cmd_chunk(args) -> int:
     return 0
 
 
-def _delegate(module: str, func: str) -> Callable:
-    """Load a subcommand implemented in another module only when it is used."""
-    def run(args) -> int:
-        import importlib
-
-        mod = importlib.import_module(f"chunklab.{module}")
-        return getattr(mod, func)(args)
-    return run
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m chunklab", description="Chunk documents and measure the result.")
     p.add_argument("--version", action="version", version=f"chunklab {__version__}")
@@ -125,10 +115,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_chunk)
+    for name, (_, _, help_text) in DELEGATED.items():
+        sub.add_parser(name, help=help_text + f" (see: python -m chunklab {name} --help)", add_help=False)
     return p
 
 
+#: Subcommands implemented by their own module's ``*_main(argv)``, with their own options.
+DELEGATED = {
+    "validate": ("chunklab.questions", "validate_main", "check that every evidence string is found exactly once"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        import importlib
+
+        module, func, _ = DELEGATED[argv[0]]
+        return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
