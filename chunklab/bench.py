@@ -1,0 +1,144 @@
+"""Benchmarks: each runs the reference beside ours in the same process and returns one flat dict.
+
+The figure keys are stable (issue #7) so results can be compared across versions; the command
+line (``python -m chunklab bench NAME --json``) prints them. Nothing here asserts a time: timings
+depend on the machine, and the book prints them with the machine they came from.
+
+* :func:`bench_matrix` — article 002's 27-config experiment (claim C20) with rank-bm25 as the
+  reference engine: ``configs, questions, seconds, reference_engine, reference_seconds,
+  reference_note, speedup``.
+* :func:`bench_widget` — interactive latency (re-chunk one document, re-index, evaluate up to 200
+  questions): ``median_ms, p90_ms``.
+* :func:`bench_chunk` — chunking throughput against LangChain: ``chars, chunklab_chars_per_s,
+  langchain_chars_per_s, ratio, one_document_vs_per_document``.
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["bench_matrix", "bench_widget", "bench_chunk"]
+
+
+def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any = None, k: int = 5,
+                 reference_sample: int = 20, seed: int = 0, tokenizer: str = "bigram") -> dict[str, Any]:
+    """Time :func:`~chunklab.matrix.run_matrix` on ``grid`` (default: article 002's 27 configs).
+
+    rank-bm25 is far too slow to run the whole matrix, so it is timed on the grid's first config
+    (indexing once, plus ``reference_sample`` questions drawn with ``random.Random(seed)``) and
+    scaled: ``configs x (index time + questions x seconds per question)``. The first config of
+    article 002's grid (fixed 512, no overlap) is the smallest chunking but not the most chunks, so
+    the scaling is of the right order, not exact; ``reference_note`` says so.
+    """
+    from .base import get_strategy
+    from .matrix import ARTICLE_002_GRID, expand_grid, run_matrix
+    from .retrieval import BM25Reference, get_tokenizer
+
+    grid = ARTICLE_002_GRID if grid is None else grid
+    documents, questions = list(documents), list(questions)
+    res = run_matrix(documents, questions, grid, k=k, progress=False, tokenizer=tokenizer)
+    configs, _ = expand_grid(grid)
+    first = configs[0]
+    strat = get_strategy(first["strategy"], **first["params"])
+    chunks = [c for d in documents for c in strat.split(d)]
+    tok = get_tokenizer(tokenizer)
+    t0 = time.perf_counter()
+    ref = BM25Reference(tokenized=[tok(c.text) for c in chunks], tokenizer=tok)
+    build = time.perf_counter() - t0
+    sample = random.Random(seed).sample(questions, min(reference_sample, len(questions)))
+    t1 = time.perf_counter()
+    for q in sample:
+        ref.get_scores(tok(q.question))
+    per_q = (time.perf_counter() - t1) / max(len(sample), 1)
+    ref_seconds = len(configs) * (build + per_q * len(questions))
+    note = (f"rank-bm25 BM25Okapi timed on {first['label']} ({len(chunks)} chunks): index {build:.2f} s, "
+            f"{per_q * 1000:.1f} ms per question over {len(sample)} sampled questions (seed {seed}); "
+            f"scaled to {len(configs)} configs x {len(questions)} questions")
+    return {
+        "configs": len(res.rows),
+        "questions": len(questions),
+        "seconds": round(res.seconds, 3),
+        "reference_engine": "rank-bm25",
+        "reference_seconds": round(ref_seconds, 1),
+        "reference_note": note,
+        "speedup": round(ref_seconds / res.seconds, 1) if res.seconds > 0 else float("inf"),
+    }
+
+
+def bench_widget(document: Any, questions: Sequence[Any], strategy: str = "recursive",
+                 params: dict[str, Any] | None = None, repeats: int = 20, n_questions: int = 200,
+                 k: int = 5) -> dict[str, Any]:
+    """Latency of one interactive step: re-chunk ``document``, re-index it, evaluate the questions.
+
+    The document is tokenised once beforehand (as a widget would keep it); only questions whose
+    evidence lies in ``document`` are used, at most ``n_questions``.
+    """
+    from .base import get_strategy
+    from .evaluation import evaluate
+    from .retrieval import CorpusIndex
+
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    qs = [q for q in questions if all(s.doc_id == document.id for s in q.spans)][:n_questions]
+    if not qs:
+        raise ValueError(f"no question has its evidence in document {document.id!r}")
+    index = CorpusIndex([document])
+    index.encode_queries([q.question for q in qs])
+    strat = get_strategy(strategy, **(params or {"target": 512}))
+    times = []
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        chunks = strat.split(document)
+        evaluate([document], chunks, qs, k=k, index=index, n_boot=200)
+        times.append((time.perf_counter() - t0) * 1000)
+    times = times[1:]  # the first run warms caches
+    return {"median_ms": round(statistics.median(times), 2), "p90_ms": round(float(np.percentile(times, 90)), 2)}
+
+
+def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: dict[str, Any] | None = None,
+                repeats: int = 3) -> dict[str, Any]:
+    """Chunking throughput of chunklab and of LangChain's ``RecursiveCharacterTextSplitter``.
+
+    LangChain is configured for Chinese the way PEERS.md found works (separators ``\\n\\n``,
+    ``\\n``, 。, ；, ，, then characters; ``keep_separator="end"``), at the same size (``target``
+    of ``params``, default 512) without overlap. ``one_document_vs_per_document`` is chunklab's time
+    on the corpus joined into one document over its time per document (1.0 = linear). Each time is
+    the best of ``repeats``. ``ratio`` is ``chunklab_chars_per_s / langchain_chars_per_s`` (above 1:
+    chunklab is faster).
+    """
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    from .base import get_strategy
+    from .core import Document
+
+    params = dict(params or {"target": 512})
+    size = params.get("target", params.get("size", 512))
+    strat = get_strategy(strategy, **params)
+    docs = list(documents)
+    chars = sum(len(d.text) for d in docs)
+
+    def best(fn) -> float:
+        out = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            out = min(out, time.perf_counter() - t0)
+        return out
+
+    ours = best(lambda: [strat.split(d) for d in docs])
+    lc = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=0, keep_separator="end",
+                                        separators=["\n\n", "\n", "。", "；", "，", ""])
+    theirs = best(lambda: [lc.split_text(d.text) for d in docs])
+    one = Document("corpus", "\n\n".join(d.text for d in docs))
+    whole = best(lambda: strat.split(one))
+    return {
+        "chars": chars,
+        "chunklab_chars_per_s": round(chars / ours),
+        "langchain_chars_per_s": round(chars / theirs),
+        "ratio": round(theirs / ours, 3),
+        "one_document_vs_per_document": round(whole / ours, 3),
+    }

@@ -1,0 +1,306 @@
+"""The method x parameter matrix: many chunkings of one corpus, measured on the same questions.
+
+A grid is plain data, one dict per strategy; every list is a dimension of the cross product and
+a scalar is fixed::
+
+    [{"strategy": "fixed", "size": [512, 1024, 2048], "overlap": [0, 0.1, 0.2]},
+     {"strategy": "recursive", "target": [512, 1024], "overlap": [0, 50]}]
+
+``overlap`` given as a float in ``[0, 1)`` is a *share* of the config's ``size`` (or ``target``)
+and becomes ``round(share * size)`` characters; an int is used as is. A combination the strategy
+rejects (e.g. ``overlap >= target``) is skipped and listed with the strategy's own error message.
+
+Work that does not depend on the configuration is done once: the corpus is tokenised into a
+:class:`~chunklab.retrieval.CorpusIndex` and the questions are encoded once; each config then
+chunks, indexes from token positions, scores all questions in one sparse product and measures.
+
+>>> from chunklab.core import Document
+>>> configs, skipped = expand_grid([{"strategy": "fixed", "size": [4, 8], "overlap": [0, 0.5, 6]}])
+>>> [c["params"] for c in configs][:3], skipped[0]["reason"][:22]
+([{'size': 4, 'overlap': 0}, {'size': 4, 'overlap': 2}, {'size': 8, 'overlap': 0}], 'overlap must be an int')
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+__all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID"]
+
+#: Article 002's experiment (claim C20): 3 methods x 3 sizes x 3 overlaps = 27 configs.
+ARTICLE_002_GRID: list[dict[str, Any]] = [
+    {"strategy": "fixed", "size": [512, 1024, 2048], "overlap": [0, 0.1, 0.2]},
+    {"strategy": "recursive", "target": [512, 1024, 2048], "overlap": [0, 0.1, 0.2]},
+    {"strategy": "paragraph", "target": [512, 1024, 2048], "overlap": [0, 0.1, 0.2]},
+]
+
+
+def _label(strategy: str, params: dict[str, Any]) -> str:
+    inner = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"{strategy}({inner})"
+
+
+def expand_grid(grid: Sequence[dict[str, Any]] | dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Expand a grid into configs ``{"strategy", "params", "label"}`` and skipped combinations.
+
+    Each skipped entry has ``strategy``, ``params``, ``label`` and ``reason``.
+    """
+    from .base import get_strategy
+
+    if isinstance(grid, dict):
+        grid = [grid]
+    configs: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for gi, entry in enumerate(grid):
+        if not isinstance(entry, dict) or "strategy" not in entry:
+            raise ValueError(f"grid entry {gi} must be a dict with a 'strategy' key, got {entry!r}")
+        name = entry["strategy"]
+        keys = [k for k in entry if k != "strategy"]
+        values = [v if isinstance(v, (list, tuple)) else [v] for v in (entry[k] for k in keys)]
+        for combo in itertools.product(*values):
+            params = dict(zip(keys, combo))
+            reason = None
+            ov = params.get("overlap")
+            if isinstance(ov, float):
+                ref = params.get("size", params.get("target"))
+                if not 0 <= ov < 1:
+                    reason = f"overlap given as a float must be a share in [0, 1), got {ov!r}"
+                elif not isinstance(ref, int):
+                    reason = "a fractional overlap needs an int 'size' or 'target' in the same config"
+                else:
+                    params["overlap"] = int(round(ov * ref))
+            label = _label(name, params)
+            if reason is None:
+                try:
+                    get_strategy(name, **params)
+                except (ValueError, TypeError) as exc:
+                    reason = str(exc)
+            if reason is not None:
+                skipped.append({"strategy": name, "params": params, "label": label, "reason": reason})
+                continue
+            if label in seen:
+                continue
+            seen.add(label)
+            configs.append({"strategy": name, "params": params, "label": label})
+    return configs, skipped
+
+
+@dataclass
+class MatrixResult:
+    """Rows (one flat dict per config: ``label``, ``strategy``, parameters, metrics with CIs,
+    structure, miss symptom counts, timings), the skipped combinations, and the total time."""
+
+    rows: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    seconds: float
+    setup_seconds: float = 0.0
+    results: list[Any] = field(default_factory=list, repr=False)
+
+    def best(self, metric: str = "hit") -> dict[str, Any]:
+        """The row with the highest ``metric``."""
+        if not self.rows:
+            raise ValueError("no configs ran")
+        return max(self.rows, key=lambda r: (r.get(metric, float("-inf")), r["label"]))
+
+    def _columns(self) -> list[str]:
+        cols: list[str] = []
+        for r in self.rows:
+            for k in r:
+                if k not in cols:
+                    cols.append(k)
+        return cols
+
+    def to_csv(self, path: str | os.PathLike | None = None) -> str:
+        """The rows as CSV (returned; also written to ``path`` when given)."""
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=self._columns(), lineterminator="\n")
+        w.writeheader()
+        for r in self.rows:
+            w.writerow(r)
+        text = buf.getvalue()
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """``{"rows", "skipped", "seconds"}`` as JSON (NaN written as null)."""
+        def clean(v: Any) -> Any:
+            if isinstance(v, float) and not math.isfinite(v):
+                return None
+            if isinstance(v, dict):
+                return {k: clean(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [clean(x) for x in v]
+            return v
+
+        text = json.dumps(clean({"rows": self.rows, "skipped": self.skipped, "seconds": self.seconds}),
+                          ensure_ascii=False, indent=1)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    def heatmap(self, metric: str = "hit", strategy: str | None = None, row: str | None = None,
+                col: str = "overlap", ax: Any = None) -> Any:
+        """A matplotlib heatmap of ``metric``: rows = strategy x size (or ``row``), columns = ``col``."""
+        import matplotlib.pyplot as plt
+        import numpy as np
+
+        rows = [r for r in self.rows if strategy is None or r["strategy"] == strategy]
+        def rkey(r: dict[str, Any]) -> str:
+            size = r.get(row) if row else r.get("size", r.get("target"))
+            return f"{r['strategy']} {size}"
+        rlabels = sorted({rkey(r) for r in rows}, key=lambda s: (s.split()[0], float(s.split()[1]) if s.split()[1].replace('.', '', 1).isdigit() else 0))
+        clabels = sorted({r.get(col) for r in rows}, key=lambda v: (v is None, v))
+        m = np.full((len(rlabels), len(clabels)), np.nan)
+        for r in rows:
+            m[rlabels.index(rkey(r)), clabels.index(r.get(col))] = r.get(metric, np.nan)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(1.2 * len(clabels) + 2, 0.5 * len(rlabels) + 1.5))
+        im = ax.imshow(m, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(clabels)), [str(c) for c in clabels])
+        ax.set_yticks(range(len(rlabels)), rlabels)
+        ax.set_xlabel(col)
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                if not np.isnan(m[i, j]):
+                    ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", color="w", fontsize=8)
+        ax.figure.colorbar(im, ax=ax, label=metric)
+        return ax
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+#: Per-process cache of the configuration-independent work, keyed by a corpus fingerprint, so a
+#: worker process of an executor tokenises the corpus once however many configs it runs.
+_STATE: dict[str, tuple[Any, Any, Any]] = {}
+
+
+def _fingerprint(documents: Sequence[Any], tokenizer: str) -> str:
+    h = hashlib.sha1(tokenizer.encode())
+    for d in documents:
+        h.update(d.id.encode()); h.update(b"\0"); h.update(str(len(d.text)).encode()); h.update(b"\1")
+        h.update(d.text[:64].encode()); h.update(d.text[-64:].encode())
+    return h.hexdigest()
+
+
+def _plain_docs(documents: Sequence[Any]) -> list[tuple]:
+    return [(d.id, d.text, d.title, dict(d.meta)) for d in documents]
+
+
+def _plain_questions(questions: Sequence[Any]) -> list[tuple]:
+    return [(str(getattr(q, "id", i)), q.question, [tuple(_span(s)) for s in q.spans])
+            for i, q in enumerate(questions)]
+
+
+def _span(s: Any) -> tuple[str, int, int]:
+    if hasattr(s, "doc_id"):
+        return (s.doc_id, int(s.start), int(s.end))
+    return (s[0], int(s[1]), int(s[2]))
+
+
+@dataclass(frozen=True)
+class _Q:
+    id: str
+    question: str
+    spans: tuple
+
+
+def _state(key: str, documents: Any, questions: Any, tokenizer: str) -> tuple[Any, Any, Any]:
+    from .core import Document
+    from .retrieval import CorpusIndex
+
+    st = _STATE.get(key)
+    if st is None:
+        if documents and isinstance(documents[0], tuple):
+            documents = [Document(i, t, title, meta) for i, t, title, meta in documents]
+        if questions and isinstance(questions[0], tuple):
+            questions = [_Q(i, q, tuple(s)) for i, q, s in questions]
+        index = CorpusIndex(documents, tokenizer=tokenizer)
+        index.encode_queries([q.question for q in questions])
+        st = _STATE[key] = (documents, questions, index)
+    return st
+
+
+def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    from .base import get_strategy
+    from .evaluation import evaluate
+
+    docs, qs, index = _state(key, documents, questions, opts["tokenizer"])
+    t0 = time.perf_counter()
+    strat = get_strategy(cfg["strategy"], **cfg["params"])
+    chunks = [c for d in docs for c in strat.split(d)]
+    ingest = time.perf_counter() - t0
+    res = evaluate(docs, chunks, qs, k=opts["k"], tokenizer=opts["tokenizer"], engine="fast",
+                   budget=opts["budget"], use_context=opts["use_context"], index=index,
+                   n_boot=opts["n_boot"], seed=opts["seed"], ingest_seconds=ingest,
+                   config={"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]})
+    row = res.summary()
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def run_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Sequence[dict[str, Any]] | dict[str, Any],
+               k: int = 5, executor: Any = None, progress: bool = True, tokenizer: str = "bigram",
+               use_context: bool = False, budget: int | None = None, n_boot: int = 1000,
+               seed: int = 0) -> MatrixResult:
+    """Run every config of ``grid`` (see :func:`expand_grid`) on ``documents`` and ``questions``.
+
+    ``executor``: any ``concurrent.futures.Executor`` (threads, processes, or a Dask/Ray executor
+    with the same interface); documents and questions are sent as plain tuples, and each worker
+    tokenises the corpus once. Without one, configs run in this process, sharing one
+    :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    if not isinstance(tokenizer, str):
+        raise ValueError(f"tokenizer must be a tokenizer name, got {tokenizer!r}")
+    t0 = time.perf_counter()
+    documents = list(documents)
+    questions = list(questions)
+    configs, skipped = expand_grid(grid)
+    key = _fingerprint(documents, tokenizer)
+    opts = {"k": k, "tokenizer": tokenizer, "budget": budget, "use_context": use_context,
+            "n_boot": n_boot, "seed": seed}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(configs), desc="matrix", unit="config")
+    rows: list[dict[str, Any]] = []
+    setup = 0.0
+    if executor is None:
+        ts = time.perf_counter()
+        _state(key, documents, questions, tokenizer)
+        setup = time.perf_counter() - ts
+        try:
+            for cfg in configs:
+                rows.append(_run_config(key, documents, questions, cfg, opts))
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            _STATE.pop(key, None)
+    else:
+        pdocs, pqs = _plain_docs(documents), _plain_questions(questions)
+        futures = [executor.submit(_run_config, key, pdocs, pqs, cfg, opts) for cfg in configs]
+        try:
+            for f in futures:
+                rows.append(f.result())
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            _STATE.pop(key, None)  # a thread executor shares this process's cache
+    if bar is not None:
+        bar.close()
+    return MatrixResult(rows, skipped, time.perf_counter() - t0, setup)

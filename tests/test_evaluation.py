@@ -1,0 +1,283 @@
+"""Metrics on hand-computed cases, budget, bootstrap, comparison, miss symptoms, structure, adapters."""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+from chunklab.core import Chunk, Document
+from chunklab.evaluation import (
+    Layout, attribute_misses, bootstrap_ci, bootstrap_many, chunks_from_strings, compare, evaluate,
+    paired_bootstrap, question_metrics, select_budget, split_with, structure_metrics,
+)
+
+Q = namedtuple("Q", "id question spans type difficulty", defaults=("t", None))
+GoldSpan = namedtuple("GoldSpan", "doc_id start end")
+
+D = Document("D", "0123456789")
+E = Document("E", "abcdefghij")
+
+
+def ch(doc, i, s, e):
+    return Chunk(doc.id, i, s, e, doc.text[s:e])
+
+
+CHUNKS = [ch(D, 0, 0, 6), ch(D, 1, 4, 10), ch(D, 2, 0, 5), ch(D, 3, 7, 10), ch(E, 0, 0, 5)]
+G = [GoldSpan("D", 4, 8)]
+
+
+def metrics(ranked, gold=G, k=2, **kw):
+    m = question_metrics([ranked], CHUNKS, [gold], k=k, documents=[D, E], **kw)
+    return {name: float(v[0]) for name, v in m.items()}
+
+
+def test_metrics_case_a():
+    m = metrics([0, 1])
+    assert m["hit"] == 1 and m["hit_strict"] == 1 and m["mrr"] == 1
+    assert m["recall"] == 1 and m["complete_single"] == 1 and m["complete_union"] == 1
+    assert m["retrieved_chars"] == 12
+    assert m["duplication"] == pytest.approx(2 / 12)
+    assert m["precision"] == pytest.approx(4 / 12)  # duplicates count
+    assert m["iou"] == pytest.approx(4 / (12 + 4 - 4))
+    assert m["precision_omega"] == pytest.approx(4 / 10)  # chunks 0-3 overlap: union [0, 10)
+    assert m["cite_at_1"] == 1 and m["cite_distance"] == 0
+    assert m["irrelevant_share"] == pytest.approx(((1 - 2 / 6) + (1 - 4 / 6)) / 2)
+    assert m["n_retrieved"] == 2
+
+
+def test_metrics_case_b_partial_pieces():
+    m = metrics([3, 2])  # 1 char of the span each: no hit
+    assert m["hit"] == 0 and m["mrr"] == 0 and m["hit_strict"] == 0
+    assert m["recall"] == 0.5
+    assert m["precision"] == pytest.approx(2 / 8)
+    assert m["iou"] == pytest.approx(2 / (8 + 4 - 2))
+    assert m["duplication"] == 0 and m["complete_union"] == 0
+    assert math.isnan(m["irrelevant_share"])
+
+
+def test_half_rule_and_mrr():
+    # chunk 2 holds 1 of 4 gold chars (no hit), chunk 0 holds 2 of 4 (hit at rank 2)
+    m = metrics([2, 0])
+    assert m["hit"] == 1 and m["mrr"] == 0.5 and m["hit_strict"] == 0
+
+
+def test_citation_distance():
+    assert math.isnan(metrics([4], k=1)["cite_distance"])  # other document
+    m = metrics([3], gold=[GoldSpan("D", 0, 2)], k=1)
+    assert m["cite_at_1"] == 0 and m["cite_distance"] == 5
+
+
+def test_nothing_retrieved():
+    m = metrics([-1, -1])
+    assert m["hit"] == 0 and m["recall"] == 0 and m["precision"] == 0 and m["iou"] == 0
+    assert m["duplication"] == 0 and m["n_retrieved"] == 0 and math.isnan(m["cite_distance"])
+
+
+def test_two_gold_spans():
+    m = metrics([2], gold=[GoldSpan("D", 0, 2), GoldSpan("D", 8, 10)], k=1)
+    assert m["hit"] == 1 and m["recall"] == 0.5
+    assert m["complete_single"] == 0 and m["complete_union"] == 0
+    m = metrics([2, 3], gold=[("D", 0, 2), ("D", 8, 10)], k=2)
+    assert m["complete_single"] == 1 and m["recall"] == 1
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        metrics([0], k=0)
+    with pytest.raises(ValueError, match="gold span"):
+        metrics([0], gold=[GoldSpan("D", 5, 5)])
+    with pytest.raises(ValueError, match="unknown document id"):
+        metrics([0], gold=[GoldSpan("X", 0, 1)])
+
+
+def test_retrieved_tokens():
+    m = metrics([0, 1], count_tokens=True)
+    from chunklab.length import count_tokens
+
+    assert m["retrieved_tokens"] == count_tokens("012345") + count_tokens("456789")
+
+
+# -- budget ---------------------------------------------------------------------------------------
+
+def test_budget_deduplicates_by_offsets():
+    assert select_budget([[0, 2, 1]], CHUNKS, 10, documents=[D, E]).tolist() == [[0, 1]]  # 6 + 4 new
+    assert select_budget([[0, 2, 1]], CHUNKS, 9, documents=[D, E]).tolist() == [[0]]
+    assert select_budget([[0, 1]], CHUNKS, 5, documents=[D, E]).tolist() == [[-1]]  # first does not fit
+    m = question_metrics(select_budget([[0, 2, 1]], CHUNKS, 10, documents=[D, E]), CHUNKS, [G], k=2,
+                         documents=[D, E], dedup=True)
+    assert m["retrieved_chars"][0] == 10 and m["precision"][0] == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="budget must be an int >= 1"):
+        select_budget([[0]], CHUNKS, 0, documents=[D, E])
+
+
+# -- bootstrap and comparison ----------------------------------------------------------------------
+
+def test_bootstrap_is_deterministic_with_a_seed():
+    v = np.random.default_rng(1).random(300)
+    a, b = bootstrap_ci(v, seed=7), bootstrap_ci(v, seed=7)
+    assert a == b and a["lo"] < a["mean"] < a["hi"]
+    assert bootstrap_ci(v, seed=8) != a
+    many = bootstrap_many({"x": v, "y": v * 2}, seed=7)
+    assert many["x"] == pytest.approx(a, rel=1e-12)
+    nan = bootstrap_ci([1.0, float("nan"), 0.0], n=50)
+    assert nan["mean"] == 0.5 and nan["n"] == 2
+
+
+def test_paired_bootstrap_and_compare():
+    a = np.array([1, 1, 1, 0] * 25, dtype=float)
+    b = np.array([0, 1, 0, 0] * 25, dtype=float)
+    r = paired_bootstrap(a, b, seed=3)
+    assert r["diff"] == 0.5 and r["significant"] and r["lo"] > 0
+    same = paired_bootstrap(a, a)
+    assert same["diff"] == 0 and not same["significant"]
+    with pytest.raises(ValueError, match="same length"):
+        paired_bootstrap(a, b[:3])
+
+
+def _result(hits, dup):
+    from chunklab.evaluation import EvalResult
+
+    ids = [f"q{i}" for i in range(len(hits))]
+    pq = {"hit": np.array(hits, float), "duplication": np.array(dup, float)}
+    return EvalResult({}, 5, ids, pq, bootstrap_many(pq, n=100), {}, [])
+
+
+def test_compare_names_a_winner_only_when_significant():
+    good, bad = _result([1, 1, 1, 0] * 25, [0.1] * 100), _result([0, 1, 0, 0] * 25, [0.3] * 100)
+    c = compare(good, bad, metrics=("hit", "duplication"), names=("A", "B"))
+    assert c["hit"]["winner"] == "A" and c["duplication"]["winner"] == "A"  # lower duplication wins
+    tie = compare(good, _result([1, 1, 1, 0] * 25, [0.1] * 100), metrics=("hit",))
+    assert tie["hit"]["winner"] is None
+
+
+# -- miss symptoms ---------------------------------------------------------------------------------
+
+def _attr(doc, chunks, ranked, span, k=1):
+    lay = Layout([doc])
+    bounds = lay.chunk_bounds(chunks)
+    gold = lay.gold_bounds([[span]])
+    return attribute_misses(np.array([ranked]), np.array([0.0]), gold, bounds, k)[0]["symptom"]
+
+
+def test_symptoms():
+    d = Document("d", "x" * 100)
+    c = lambda i, s, e: Chunk("d", i, s, e, d.text[s:e])  # noqa: E731
+    assert _attr(d, [c(0, 0, 10)], [0], ("d", 50, 60)) == "not_indexed"
+    assert _attr(d, [c(0, 0, 3), c(1, 3, 6), c(2, 6, 8), c(3, 8, 100)], [3], ("d", 0, 8)) == "too_small"
+    assert _attr(d, [c(0, 0, 6), c(1, 6, 100)], [1], ("d", 4, 8)) == "cut"
+    assert _attr(d, [c(0, 0, 100), c(1, 0, 20)], [1, 0], ("d", 50, 55)) == "diluted"
+    crowd = [c(0, 0, 10), c(1, 20, 30), c(2, 21, 31)]
+    assert _attr(d, crowd, [1, 2, 0], ("d", 2, 6), k=2) == "crowded"
+    assert _attr(d, [c(0, 0, 10), c(1, 20, 30), c(2, 40, 50)], [1, 2, 0], ("d", 2, 6), k=2) == "ranked_low"
+
+
+# -- structure ---------------------------------------------------------------------------------------
+
+def test_structure_metrics():
+    text = "第一条 甲。\n  第二条 乙丙丁。\n第三条 戊。"  # 24 chars; 第二条 starts at 9 after two spaces
+    arts = [{"start": 0, "end": 6}, {"start": 7, "end": 17}, {"start": 18, "end": 24}]
+    d = Document("d", text, meta={"articles": arts})
+    chunks = [ch(d, 0, 0, 9), ch(d, 1, 9, 16), ch(d, 2, 16, 24)]
+    m = structure_metrics([d], chunks)
+    # 0 and 9 start paragraphs (and articles); 16 is inside 第二条
+    assert m["boundary_alignment"] == pytest.approx(2 / 3)
+    assert m["clause_alignment"] == pytest.approx(2 / 3) and m["paragraph_alignment"] == pytest.approx(2 / 3)
+    assert m["clause_cut_rate"] == pytest.approx(1 / 3)  # 第二条 [9, 17) is split at 16
+    assert m["overlap_inflation"] == 1.0
+    assert m["len_max"] == 9 and m["len_mean"] == 8 and m["len_median"] == 8
+    # a chunk starting at the spaces before 第二条 counts as aligned (leading whitespace ignored)
+    m2 = structure_metrics([d], [ch(d, 0, 0, 7), ch(d, 1, 7, 24)])
+    assert m2["boundary_alignment"] == 1 and m2["clause_cut_rate"] == 0
+    m3 = structure_metrics([d], [ch(d, 0, 0, 12), ch(d, 1, 9, 24)])
+    assert m3["overlap_inflation"] == pytest.approx(27 / 24)
+    bad = Document("b", "甲乙", meta={"parse_failed": True})
+    assert structure_metrics([d, bad], chunks)["parse_failure_rate"] == 0.5
+    assert structure_metrics([Document("p", "甲\n乙")], [Chunk("p", 0, 0, 3, "甲\n乙")])["clause_cut_rate"] is None
+
+
+# -- evaluate ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def law():
+    from chunklab.datasets import load_corpus
+
+    return list(load_corpus("laws:劳动合同法"))
+
+
+def _law_questions(doc):
+    out = []
+    for i, phrase in enumerate(["试用期不得超过一个月", "经济补偿按劳动者在本单位工作的年限", "竞业限制期限内按月给予劳动者经济补偿"]):
+        s = doc.text.find(phrase)
+        assert s >= 0
+        out.append(Q(f"q{i}", phrase[:-2] + "吗？", (GoldSpan(doc.id, s, s + len(phrase)),)))
+    return out
+
+
+def _chunks(doc, size):
+    out, s = [], 0
+    while s < len(doc.text):
+        out.append(ch(doc, len(out), s, min(s + size, len(doc.text))))
+        s += size
+    return out
+
+
+def test_evaluate_fast_equals_reference(law):
+    doc = law[0]
+    qs = _law_questions(doc)
+    chunks = _chunks(doc, 200)
+    fast = evaluate(law, chunks, qs, k=3, n_boot=100)
+    ref = evaluate(law, chunks, qs, k=3, engine="reference", n_boot=100)
+    assert (fast.ranked[:, :3] == ref.ranked[:, :3]).all()
+    for name in ("hit", "recall", "iou", "precision_omega"):
+        np.testing.assert_array_equal(fast.per_question[name], ref.per_question[name])
+    s = fast.summary()
+    assert s["questions"] == 3 and "hit_lo" in s and "clause_cut_rate" in s and "miss_cut" in s
+    recs = fast.to_records()
+    assert recs[0]["question_id"] == "q0" and set(fast.per_question) <= set(recs[0])
+    assert "hit" in fast.table()
+    b = evaluate(law, chunks, qs, k=3, budget=400, n_boot=100)
+    assert (b.per_question["retrieved_chars"] <= 400).all()
+
+
+def test_evaluate_errors(law):
+    with pytest.raises(ValueError, match="engine must be"):
+        evaluate(law, _chunks(law[0], 500), _law_questions(law[0]), engine="bm26")
+    with pytest.raises(ValueError, match="needs an embedder"):
+        evaluate(law, _chunks(law[0], 500), _law_questions(law[0]), engine="dense")
+
+
+# -- adapters -------------------------------------------------------------------------------------------
+
+def test_repeated_text_is_placed_in_order():
+    d = Document("d", "甲乙。甲乙。甲乙。")
+    assert [c.start for c in chunks_from_strings(d, ["甲乙。", "甲乙。", "甲乙。"])] == [0, 3, 6]
+    # back-to-back repeats are ambiguous without the splitter's overlap: is the second piece at 3 or 6?
+    d2 = Document("d", "甲乙。甲乙。甲乙。甲乙。")
+    assert [c.start for c in chunks_from_strings(d2, ["甲乙。甲乙。"] * 2, overlap=0)] == [0, 6]
+
+
+def test_stripped_whitespace_and_missing_pieces():
+    d = Document("d", "第一条  甲。\n\n第二条 乙。")
+    cs = chunks_from_strings(d, ["第一条  甲。", " 第二条 乙。 "])
+    assert [(c.start, c.end) for c in cs] == [(0, 7), (9, 15)]
+    with pytest.raises(ValueError, match="piece 1"):
+        chunks_from_strings(d, ["第一条", "第\ufffd条"])
+    cs = chunks_from_strings(d, ["第一条", "第\ufffd条", "乙。"], on_missing="skip")
+    assert len(cs) == 2 and cs[1].meta["missing"] == 1
+
+
+def test_langchain_start_index_misplaces_repeated_text_ours_does_not():
+    lc = pytest.importorskip("langchain_text_splitters")
+    text = "甲乙。戊。甲乙丙。丙丁。甲乙丙。甲乙。丙丁。丙丁。丙丁。"
+    splitter = lc.RecursiveCharacterTextSplitter(chunk_size=4, chunk_overlap=3, separators=["。", ""],
+                                                 keep_separator="end", add_start_index=True)
+    docs = splitter.create_documents([text])
+    pieces = [x.page_content for x in docs]
+    theirs = [x.metadata["start_index"] for x in docs]
+    assert pieces[-3:] == ["丙丁。"] * 3
+    assert theirs[-3:] == [19, 19, 19]  # LangChain puts the three last chunks at the same place
+    ours = split_with(splitter, [Document("d", text)])
+    assert [c.start for c in ours][-3:] == [19, 22, 25]
+    assert all(text[c.start:c.end] == p for c, p in zip(ours, pieces))

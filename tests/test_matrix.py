@@ -1,0 +1,90 @@
+"""The matrix runner on a tiny grid: expansion, skipped combinations, executors, writers."""
+from __future__ import annotations
+
+import json
+from collections import namedtuple
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import pytest
+
+from chunklab.core import Document
+from chunklab.matrix import ARTICLE_002_GRID, MatrixResult, expand_grid, run_matrix
+
+Q = namedtuple("Q", "id question spans")
+GoldSpan = namedtuple("GoldSpan", "doc_id start end")
+
+TEXT = ("第一条　为了规范劳动合同，制定本法。\n\n第二条　用人单位与劳动者订立劳动合同，适用本法。\n\n"
+        "第三条　订立劳动合同，应当遵循合法、公平、平等自愿的原则。\n\n第四条　用人单位应当依法建立规章制度。")
+DOC = Document("law", TEXT, title="劳动合同法")
+DOC2 = Document("other", "第一条　本规定适用于图书馆。\n\n第二条　图书馆应当免费开放。")
+
+
+def _q(i, phrase, question, doc=DOC):
+    s = doc.text.index(phrase)
+    return Q(f"q{i}", question, (GoldSpan(doc.id, s, s + len(phrase)),))
+
+
+QUESTIONS = [
+    _q(0, "平等自愿的原则", "订立劳动合同遵循什么原则"),
+    _q(1, "依法建立规章制度", "用人单位要建立规章制度吗"),
+    _q(2, "图书馆应当免费开放", "图书馆免费开放吗", DOC2),
+]
+GRID = [{"strategy": "fixed", "size": [20, 40], "overlap": [0, 0.25, 40]},
+        {"strategy": "recursive", "target": 30, "overlap": [0, 10]}]
+
+
+def test_expand_grid_fraction_and_skips():
+    configs, skipped = expand_grid(GRID)
+    labels = [c["label"] for c in configs]
+    assert "fixed(size=20, overlap=5)" in labels and "fixed(size=40, overlap=10)" in labels
+    assert len(configs) == 6
+    assert [s["label"] for s in skipped] == ["fixed(size=20, overlap=40)", "fixed(size=40, overlap=40)"]
+    assert all("overlap" in s["reason"] for s in skipped)
+    _, bad = expand_grid({"strategy": "fixed", "size": 10, "overlap": 1.5})
+    assert "share in [0, 1)" in bad[0]["reason"]
+    with pytest.raises(ValueError, match="'strategy' key"):
+        expand_grid([{"size": 3}])
+    assert len(expand_grid(ARTICLE_002_GRID)[0]) == 27
+
+
+def _strip(rows):
+    return [{k: v for k, v in r.items() if "seconds" not in k} for r in rows]
+
+
+def test_run_matrix_serial_and_threads(tmp_path):
+    res = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=2, progress=False, n_boot=100)
+    assert isinstance(res, MatrixResult)
+    assert len(res.rows) == 6 and len(res.skipped) == 2
+    row = res.rows[0]
+    assert row["label"] == "fixed(size=20, overlap=0)" and row["strategy"] == "fixed" and row["size"] == 20
+    for key in ("hit", "hit_lo", "hit_hi", "recall", "iou", "clause_cut_rate", "chunks", "miss_cut", "ingest_seconds"):
+        assert key in row
+    assert res.best("hit")["hit"] == max(r["hit"] for r in res.rows)
+    csv_text = res.to_csv(tmp_path / "m.csv")
+    assert csv_text.splitlines()[0].startswith("label,") and len(csv_text.splitlines()) == 7
+    data = json.loads(res.to_json(tmp_path / "m.json"))
+    assert len(data["rows"]) == 6 and data["skipped"][0]["reason"]
+    with ThreadPoolExecutor(2) as ex:
+        threaded = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=2, progress=False, n_boot=100, executor=ex)
+    assert _strip(threaded.rows) == _strip(res.rows)
+
+
+def test_run_matrix_process_pool():
+    with ProcessPoolExecutor(2) as ex:
+        res = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=False, n_boot=100, executor=ex)
+    serial = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=False, n_boot=100)
+    assert _strip(res.rows) == _strip(serial.rows)
+
+
+def test_run_matrix_rejects_bad_k():
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        run_matrix([DOC], QUESTIONS[:1], GRID, k=0)
+
+
+def test_heatmap():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    res = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=2, progress=False, n_boot=50)
+    ax = res.heatmap("hit", strategy="fixed")
+    assert ax.get_xlabel() == "overlap"

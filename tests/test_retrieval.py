@@ -1,0 +1,193 @@
+"""Tokenisers, BM25 parity with rank-bm25, the position-based index, dense search and fusion."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rank_bm25 import BM25Okapi
+
+from chunklab.core import Chunk, Document
+from chunklab.retrieval import (
+    BM25Fast, BM25Reference, CorpusIndex, DenseIndex, Ranking, fuse, get_tokenizer, rrf, tokenize, top_k,
+)
+
+# -- tokenisers ---------------------------------------------------------------------------------
+
+def test_bigram_rules():
+    assert tokenize("民法典") == ["民法", "法典"]
+    assert tokenize("甲，乙") == ["甲", "乙"]  # one-character runs give unigrams
+    assert tokenize("第3条") == ["第", "条", "3"]
+    assert tokenize("GDPR 与 gdpr") == ["与", "gdpr", "gdpr"]  # words lower-cased
+    assert tokenize("。，！  \n") == []
+    assert tokenize("") == []
+
+
+def test_unigram_bigram_and_words():
+    assert tokenize("合同法", "unigram_bigram") == ["合", "同", "法", "合同", "同法"]
+    assert tokenize("Hello, World_1!", "words") == ["hello", "world_1"]
+
+
+def test_jieba_tokenizer():
+    pytest.importorskip("jieba")
+    toks = tokenize("劳动合同的订立", "jieba")
+    assert "劳动合同" in toks and "，" not in toks
+
+
+def test_unknown_tokenizer_names_the_choices():
+    with pytest.raises(ValueError, match="tokenizer must be one of 'bigram'"):
+        get_tokenizer("bigrams")
+
+
+# -- BM25 parity ----------------------------------------------------------------------------------
+
+token_lists = st.lists(st.lists(st.sampled_from("abcdefg"), max_size=8), min_size=1, max_size=12).filter(
+    lambda docs: any(docs))
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=token_lists, query=st.lists(st.sampled_from("abcdefgh"), max_size=6))
+def test_fast_scores_equal_rank_bm25(docs, query):
+    ref = BM25Okapi(docs)
+    fast = BM25Fast.from_tokens(docs)
+    np.testing.assert_allclose(fast.get_scores(query), ref.get_scores(query), rtol=0, atol=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+# k1 = 0 and b = 1 are left out: rank-bm25 then divides 0 by 0 (absent terms; empty chunks) and
+# gives NaN where BM25Fast gives 0.
+@given(docs=token_lists, k1=st.floats(0.01, 3), b=st.floats(0, 0.99), eps=st.floats(0, 1))
+def test_fast_parity_with_other_parameters(docs, k1, b, eps):
+    ref = BM25Okapi(docs, k1=k1, b=b, epsilon=eps)
+    fast = BM25Fast.from_tokens(docs, k1=k1, b=b, epsilon=eps)
+    q = ["a", "a", "b", "z"]  # repeated and unknown tokens
+    np.testing.assert_allclose(fast.get_scores(q), ref.get_scores(q), rtol=0, atol=1e-9)
+
+
+def test_negative_idf_uses_epsilon_floor():
+    docs = [["a", "b"], ["a"], ["a", "c"]]  # 'a' in every doc: negative idf
+    fast = BM25Fast.from_tokens(docs)
+    ref = BM25Okapi(docs)
+    assert fast.idf[fast.vocab["a"]] == pytest.approx(ref.idf["a"])
+    assert ref.idf["a"] == pytest.approx(0.25 * ref.average_idf)
+
+
+@pytest.fixture(scope="module")
+def law():
+    from chunklab.datasets import load_corpus
+
+    return list(load_corpus("laws:劳动合同法"))
+
+
+def _fixed(doc, size, overlap=0):
+    out, s, t = [], 0, doc.text
+    while s < len(t):
+        e = min(s + size, len(t))
+        out.append(Chunk(doc.id, len(out), s, e, t[s:e]))
+        if e == len(t):
+            break
+        s = e - overlap
+    return out
+
+
+QUESTIONS = ["劳动合同应当具备哪些条款？", "试用期最长多久", "用人单位解除劳动合同的经济补偿", "竞业限制期限不得超过二年"]
+
+
+def test_fast_equals_reference_on_law_text(law):
+    chunks = [c for d in law for c in _fixed(d, 300, 30)]
+    index = CorpusIndex(law)
+    fast = index.index_chunks(chunks)
+    ref = BM25Reference([c.text for c in chunks])
+    q = index.encode_queries(QUESTIONS)
+    fast_scores = fast.score_matrix(q).toarray()
+    for i, text in enumerate(QUESTIONS):
+        np.testing.assert_allclose(fast_scores[i], ref.get_scores(tokenize(text)), rtol=0, atol=1e-9)
+    assert (fast.search(q, k=5).ids == ref.search(QUESTIONS, k=5).ids).all()
+
+
+# -- the position-based index ------------------------------------------------------------------
+
+ALPHABET = list("民法典合同甲乙丙") + list("abAB12") + list("，。 \n_")
+
+
+def _rows_equal_text_tokenisation(index, chunks, tok, use_context=False):
+    m = index.term_counts(chunks, use_context=use_context)
+    for i, c in enumerate(chunks):
+        toks = tok(c.text) + (tok(c.context) if use_context and c.context else [])
+        want = Counter(index._cols_of_tokens(toks, grow=False).tolist()) if toks else Counter()
+        row = m.getrow(i)
+        got = Counter({int(j): int(v) for j, v in zip(row.indices, row.data)})
+        assert got == want, (c.text, toks)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(st.sampled_from(ALPHABET), min_size=1, max_size=40), data=st.data(),
+       name=st.sampled_from(["bigram", "unigram_bigram", "words"]))
+def test_position_index_equals_text_tokenisation(text, data, name):
+    doc = Document("d", text)
+    other = Document("e", "合同ab。")
+    cuts = data.draw(st.lists(st.tuples(st.integers(0, len(text)), st.integers(0, len(text))), min_size=1, max_size=6))
+    chunks = [Chunk("d", i, min(a, b), max(a, b), text[min(a, b):max(a, b)]) for i, (a, b) in enumerate(cuts)]
+    chunks.append(Chunk("e", 0, 1, 3, "同a"))
+    index = CorpusIndex([doc, other], tokenizer=name)
+    _rows_equal_text_tokenisation(index, chunks, get_tokenizer(name))
+
+
+def test_position_index_on_law_text_with_context(law):
+    doc = law[0]
+    chunks = [Chunk(c.doc_id, c.index, c.start, c.end, c.text, context="劳动合同法 > 第一章") for c in _fixed(doc, 97, 13)]
+    index = CorpusIndex(law)
+    _rows_equal_text_tokenisation(index, chunks, get_tokenizer("bigram"), use_context=True)
+    # and the index gives the same scores as indexing the embed texts directly
+    fast = index.index_chunks(chunks, use_context=True)
+    ref = BM25Reference(tokenized=[tokenize(c.text) + tokenize(c.context) for c in chunks])
+    q = index.encode_queries(QUESTIONS)
+    np.testing.assert_allclose(fast.score_matrix(q).toarray()[1], ref.get_scores(tokenize(QUESTIONS[1])), atol=1e-9)
+
+
+def test_jieba_index_falls_back_to_text():
+    pytest.importorskip("jieba")
+    doc = Document("d", "劳动合同的订立。劳动合同的履行。")
+    chunks = [Chunk("d", 0, 0, 8, doc.text[:8]), Chunk("d", 1, 8, 16, doc.text[8:])]
+    index = CorpusIndex([doc], tokenizer="jieba")
+    _rows_equal_text_tokenisation(index, chunks, get_tokenizer("jieba"))
+
+
+def test_index_rejects_foreign_chunks():
+    index = CorpusIndex([Document("d", "甲乙丙")])
+    with pytest.raises(ValueError, match="not in the corpus"):
+        index.index_chunks([Chunk("x", 0, 0, 1, "甲")])
+    with pytest.raises(ValueError, match="past the end"):
+        index.index_chunks([Chunk("d", 0, 0, 4, "甲乙丙丁")])
+
+
+# -- ranking rules -------------------------------------------------------------------------------
+
+def test_top_k_ties_and_padding():
+    r = top_k(np.array([[1.0, 3.0, 3.0, 0.0], [0.0, 0.0, 0.0, 0.0]]), 3,
+              valid=np.array([[True] * 4, [False] * 4]))
+    assert r.ids.tolist() == [[1, 2, 0], [-1, -1, -1]]
+    assert np.isnan(r.scores[1]).all()
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        top_k(np.zeros((1, 2)), 0)
+
+
+def test_chunks_sharing_no_token_are_not_retrieved():
+    e = BM25Fast.from_texts(["合同订立", "违约责任", "劳动报酬", "休息休假", "社会保险"])
+    assert e.search(["合同"], k=3).ids.tolist() == [[0, -1, -1]]
+    assert e.search(["！！"], k=2).ids.tolist() == [[-1, -1]]
+
+
+def test_dense_and_rrf():
+    emb = lambda ts: np.array([[1.0, 0.0] if "甲" in t else [0.0, 1.0] for t in ts])  # noqa: E731
+    d = DenseIndex(["甲方", "乙方", "甲乙"], emb)
+    assert d.search(["甲"], k=2).ids.tolist() == [[0, 2]]
+    # 2: 1/63 + 1/61 = 0.032266 > 1: 2/62 = 0.032258 > 0: 1/61
+    assert rrf([[0, 1, 2], [2, 1]]) == [2, 1, 0]
+    a = Ranking(np.array([[0, 1]]), np.array([[2.0, 1.0]]))
+    b = Ranking(np.array([[1, -1]]), np.array([[1.0, np.nan]]))
+    assert fuse([a, b], k=2).ids.tolist() == [[1, 0]]
+    with pytest.raises(TypeError, match="embedder must be a callable"):
+        DenseIndex(["x"], None)
