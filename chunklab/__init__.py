@@ -7,10 +7,11 @@
 from .core import Chunk, Document, as_document, check_chunks
 from .base import Strategy, chunk, get_strategy, list_strategies, register, strategy_names
 from . import strategies as _strategies  # noqa: F401  (registers the built-in strategies)
+from .routing import route  # noqa: F401  (also registers the "auto" strategy)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Chunk", "Document", "Strategy", "as_document", "check_chunks", "chunk", "get_strategy",
-    "list_strategies", "register", "strategy_names", "__version__",
+    "list_strategies", "register", "route", "strategy_names", "__version__",
 ]

@@ -115,9 +115,192 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_chunk)
+    def corpus_args(sp, questions_required: bool = True) -> None:
+        sp.add_argument("--corpus", "-c", help="xiaobei, laws, laws:民法典, stdlib, or a folder of your .md/.txt/.py")
+        sp.add_argument("--questions", "-q", required=questions_required, help="JSONL file or named set")
+        sp.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
+        sp.add_argument("--budget", type=int, default=None, help="fixed context budget in characters instead of k")
+        sp.add_argument("--context", action="store_true", help="index Chunk.context with the text (prefix)")
+        sp.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("eval", help="evaluate one strategy on a corpus and its questions")
+    s.add_argument("--strategy", "-s", default="recursive")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
+    corpus_args(s)
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("compare", help="paired comparison of two configurations, e.g. fixed:size=512 recursive:target=512")
+    s.add_argument("a")
+    s.add_argument("b")
+    corpus_args(s)
+    s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("matrix", help="run a strategies x parameters grid")
+    s.add_argument("--grid", default="article002", help="JSON grid file, or 'article002' (27 configs)")
+    s.add_argument("--out", help="write the result table (.csv or .json)")
+    s.add_argument("--jobs", type=int, default=1, help="worker processes")
+    corpus_args(s)
+    s.set_defaults(func=cmd_matrix)
+
+    s = sub.add_parser("bench", help="benchmarks with a reference in the same run; prints JSON")
+    s.add_argument("name", choices=("chunk", "matrix", "widget"))
+    s.add_argument("--corpus", "-c", default=None)
+    s.add_argument("--questions", "-q", default=None)
+    s.add_argument("--json", action="store_true", help="one-line JSON")
+    s.set_defaults(func=cmd_bench)
+
     for name, (_, _, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text + f" (see: python -m chunklab {name} --help)", add_help=False)
     return p
+
+
+def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"recursive:target=512,overlap=50"`` → ``("recursive", {"target": 512, "overlap": 50})``.
+
+    >>> parse_config("fixed:size=512")
+    ('fixed', {'size': 512})
+    """
+    name, _, rest = spec.partition(":")
+    items = [p for p in rest.split(",") if p.strip()] if rest else []
+    return name.strip(), parse_params(items)
+
+
+def _load(args):
+    """The corpus and questions named by ``--corpus`` / ``--questions`` (questions may be a named set)."""
+    from .datasets import load_corpus
+    from .questions import NAMED_SETS, load_questions
+
+    corpus_name = args.corpus
+    if corpus_name is None:
+        if args.questions in NAMED_SETS:
+            corpus_name = NAMED_SETS[args.questions][1]
+        else:
+            raise CLIError("--corpus is required when --questions is a file")
+    corpus = load_corpus(corpus_name)
+    if args.questions is None:
+        raise CLIError("--questions is required (a JSONL file or a named set: " + ", ".join(NAMED_SETS) + ")")
+    questions = load_questions(args.questions, corpus)
+    if not questions:
+        raise CLIError(f"no questions in {args.questions}")
+    return corpus, questions
+
+
+def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
+    import time
+
+    from .evaluation import evaluate
+
+    strategy = get_strategy(name, **params)
+    t0 = time.perf_counter()
+    chunks = [c for d in corpus.documents for c in strategy.split(d)]
+    ingest = time.perf_counter() - t0
+    return evaluate(corpus.documents, chunks, questions, k=args.k, budget=args.budget,
+                    use_context=args.context, index=index, ingest_seconds=ingest,
+                    config={"strategy": name, **params})
+
+
+def cmd_eval(args) -> int:
+    corpus, questions = _load(args)
+    result = _evaluate(corpus, questions, args.strategy, parse_params(args.param), args)
+    summary = result.summary()
+
+    def text() -> str:
+        lines = [f"{args.strategy} {parse_params(args.param)} on {corpus.name}: {len(questions)} questions, "
+                 f"k={args.k}" + (f", budget={args.budget}" if args.budget else ""),
+                 result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
+                               "duplication"]),
+                 "misses by symptom: " + ", ".join(f"{k} {v}" for k, v in result.symptoms.items()),
+                 f"chunks {summary.get('chunks')}, mean length {summary.get('len_mean', 0):.0f}, "
+                 f"boundary alignment {summary.get('boundary_alignment', 0):.1%}"]
+        return "\n".join(lines)
+
+    _emit(args, summary, text)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .evaluation import compare
+    from .retrieval import CorpusIndex
+
+    corpus, questions = _load(args)
+    index = CorpusIndex(corpus.documents)
+    (na, pa), (nb, pb) = parse_config(args.a), parse_config(args.b)
+    ra = _evaluate(corpus, questions, na, pa, args, index=index)
+    rb = _evaluate(corpus, questions, nb, pb, args, index=index)
+    result = compare(ra, rb, names=(args.a, args.b))
+
+    def text() -> str:
+        lines = [f"A = {args.a}\nB = {args.b}\n{len(questions)} questions, k={args.k}",
+                 f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
+        for m, r in result.items():
+            lines.append(f"{m:<10}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
+                         f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {r['winner'] or '— (no real difference)'}")
+        return "\n".join(lines)
+
+    _emit(args, result, text)
+    return 0
+
+
+def cmd_matrix(args) -> int:
+    from .matrix import ARTICLE_002_GRID, run_matrix
+
+    corpus, questions = _load(args)
+    if args.grid in (None, "article002"):
+        grid = ARTICLE_002_GRID
+    else:
+        path = Path(args.grid)
+        if not path.is_file():
+            raise CLIError(f"grid file not found: {path} (or use --grid article002)")
+        try:
+            grid = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"{path} is not valid JSON: {exc}") from None
+    executor = None
+    if args.jobs and args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        executor = ProcessPoolExecutor(max_workers=args.jobs)
+    try:
+        res = run_matrix(corpus.documents, questions, grid, k=args.k, executor=executor,
+                         progress=not args.json, budget=args.budget, use_context=args.context)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    if args.out:
+        out = Path(args.out)
+        (res.to_json if out.suffix == ".json" else res.to_csv)(out)
+    payload = {"seconds": res.seconds, "rows": res.rows, "skipped": res.skipped}
+
+    def text() -> str:
+        lines = [f"{len(res.rows)} configs in {res.seconds:.1f} s ({len(res.skipped)} skipped)"]
+        for r in sorted(res.rows, key=lambda r: -r["hit"]):
+            lines.append(f"{r['label']:<40} hit@{args.k} {r['hit']:.3f} [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
+                         f"  chunks {r.get('chunks', '?')}")
+        for sk in res.skipped:
+            lines.append(f"skipped {sk}")
+        return "\n".join(lines)
+
+    _emit(args, payload, text)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+    from .datasets import load_corpus
+    from .questions import load_questions
+
+    if args.name == "chunk":
+        result = bench.bench_chunk(load_corpus(args.corpus or "laws").documents)
+    elif args.name == "matrix":
+        corpus = load_corpus(args.corpus or "laws")
+        result = bench.bench_matrix(corpus.documents, load_questions(args.questions or "laws-scale", corpus))
+    else:  # widget
+        corpus = load_corpus(args.corpus or "laws:民法典")
+        qs = load_questions(args.questions or "laws-scale", load_corpus("laws"))
+        doc = corpus.documents[0]
+        result = bench.bench_widget(doc, [q for q in qs if q.spans[0].doc_id == doc.id])
+    print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
+    return 0
 
 
 #: Subcommands implemented by their own module's ``*_main(argv)``, with their own options.
@@ -137,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ValueError, TypeError, FileNotFoundError, KeyError) as exc:
+    except (CLIError, ValueError, TypeError, FileNotFoundError, KeyError, ModuleNotFoundError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
         return 2

@@ -1,2 +1,2 @@
 """Built-in strategies, one module per family. Importing this package registers them."""
-from . import geometric, linguistic  # noqa: F401
+from . import code, container, geometric, hierarchy, linguistic, semantic, structure  # noqa: F401

@@ -26,7 +26,7 @@ __all__ = ["Recursive", "Sentence", "Paragraph", "Line", "DEFAULT_SEPARATORS", "
 DEFAULT_SEPARATORS: tuple[str, ...] = (
     r"\n[ \t\u3000]*\n\s*",                                     # blank line: paragraph
     r"\n",                                                      # line
-    r"(?:[。！？!?…]+|\.(?=\s))[”’」』）)\]\"']*",              # sentence end (+ closing quotes)
+    r"(?:[。！？!?…]+|(?<![0-9])\.(?=\s))[”’」』）)\]\"']*",    # sentence end (+ closing quotes)
     r"[；;]",                                                   # clause in a sentence
     r"[，,、：:]",                                              # phrase
     r"[ \t\u3000]+",                                            # word gap
@@ -242,9 +242,10 @@ def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, measure, t
 # -- unit-based strategies ------------------------------------------------
 
 #: A sentence ends at 。！？!?… (or ；; when ``clauses=True``) plus any closing quotes and
-#: brackets, or at an English full stop followed by whitespace, or at a line break.
-_SENT_END = re.compile(r"(?:[。！？!?…]+|\.(?=\s))[”’」』）)\]\"']*|\n+")
-_SENT_END_CLAUSE = re.compile(r"(?:[。！？!?…；;]+|\.(?=\s))[”’」』）)\]\"']*|\n+")
+#: brackets, or at an English full stop followed by whitespace, or at a line break. A full stop
+#: right after a digit ("4. ") numbers a list item and does not end a sentence.
+_SENT_END = re.compile(r"(?:[。！？!?…]+|(?<![0-9])\.(?=\s))[”’」』）)\]\"']*|\n+")
+_SENT_END_CLAUSE = re.compile(r"(?:[。！？!?…；;]+|(?<![0-9])\.(?=\s))[”’」』）)\]\"']*|\n+")
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None, clauses: bool = False) -> list[tuple[int, int]]:
