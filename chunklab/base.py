@@ -149,7 +149,7 @@ class Strategy:
             else:
                 m = {"strategy": name, "level": name}
                 context = title_context
-            chunks.append(Chunk(doc.id, len(chunks), s, e, text[s:e], m, context))
+            chunks.append(Chunk._trusted(doc.id, len(chunks), s, e, text[s:e], m, context))
         return chunks
 
     def _context(self, doc: Document, meta: dict) -> str:

