@@ -103,9 +103,9 @@ def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: d
                 repeats: int = 3) -> dict[str, Any]:
     """Chunking throughput of chunklab and of LangChain's ``RecursiveCharacterTextSplitter``.
 
-    LangChain is configured for Chinese the way PEERS.md found works (separators ``\\n\\n``,
-    ``\\n``, 。, ；, ，, then characters; ``keep_separator="end"``), at the same size (``target``
-    of ``params``, default 512) without overlap. ``one_document_vs_per_document`` is chunklab's time
+    LangChain runs with chunklab's own separators (``DEFAULT_SEPARATORS``, as regular
+    expressions, ``keep_separator="end"``), so both split at the same places and produce the
+    same chunk texts; at the same size (``target`` of ``params``, default 512) without overlap. ``one_document_vs_per_document`` is chunklab's time
     on the corpus joined into one document over its time per document (1.0 = linear). Each time is
     the best of ``repeats``. ``ratio`` is ``chunklab_chars_per_s / langchain_chars_per_s`` (above 1:
     chunklab is faster).
@@ -114,6 +114,7 @@ def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: d
 
     from .base import get_strategy
     from .core import Document
+    from .strategies.linguistic import DEFAULT_SEPARATORS
 
     params = dict(params or {"target": 512})
     size = params.get("target", params.get("size", 512))
@@ -131,7 +132,7 @@ def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: d
 
     ours = best(lambda: [strat.split(d) for d in docs])
     lc = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=0, keep_separator="end",
-                                        separators=["\n\n", "\n", "。", "；", "，", ""])
+                                        separators=list(DEFAULT_SEPARATORS), is_separator_regex=True)
     theirs = best(lambda: [lc.split_text(d.text) for d in docs])
     one = Document("corpus", "\n\n".join(d.text for d in docs))
     whole = best(lambda: strat.split(one))
