@@ -24,7 +24,8 @@ from .base import get_strategy, list_strategies
 from .core import Document
 from .viz import show_chunks
 
-__all__ = ["Explorer", "StrategyExplorer", "param_widgets", "static_tabs", "Debouncer"]
+__all__ = ["Explorer", "StrategyExplorer", "EvaluationExplorer", "MatrixExplorer", "param_widgets", "static_tabs",
+           "Debouncer", "SYMPTOM_ZH"]
 
 _uid = itertools.count()
 
@@ -263,4 +264,245 @@ class StrategyExplorer(Explorer):
         panels = [("默认设置", self.render())]
         for label, name, params in self.presets:
             panels.append((label, self.render(name, params)))
+        return panels
+
+
+#: Chinese names of the miss symptoms (chapter 1's diagnosis table uses the same words).
+SYMPTOM_ZH = {
+    "not_indexed": "未入索引（切分丢了证据）",
+    "too_small": "块太碎（证据散在多个小块里）",
+    "cut": "证据被切断",
+    "diluted": "块太大、被稀释",
+    "crowded": "近重复块挤占 top-k",
+    "ranked_low": "证据完整但排名靠后",
+}
+
+
+class _StrategyControlsMixin:
+    """Strategy dropdown plus registry-driven parameter widgets (shared by the explorers)."""
+
+    def _strategy_controls(self) -> list:
+        import ipywidgets as w
+
+        self.strat_w = w.Dropdown(options=self.strategy_names, value=self.strategy, description="策略",
+                                  layout=w.Layout(width="360px"))
+        self.param_box = w.VBox()
+        self._build_params()
+        self.strat_w.observe(self._on_strategy, names="value")
+        return [self.strat_w, self.param_box]
+
+    def _build_params(self) -> None:
+        self.param_ws = param_widgets(self.strategy, self.params)
+        for name, wd in self.param_ws.items():
+            wd.observe(lambda change, name=name: self._on_param(name, change), names="value")
+        self.param_box.children = list(self.param_ws.values())
+
+    def _on_strategy(self, change) -> None:
+        self.strategy = change["new"]
+        self.params = {}
+        self._build_params()
+        self._debounce()
+
+    def _on_param(self, name: str, change) -> None:
+        self.params[name] = change["new"]
+        self._debounce()
+
+
+class EvaluationExplorer(_StrategyControlsMixin, Explorer):
+    """Strategy and parameters → hit@k, recall@k, MRR, evidence completeness with 95% intervals,
+    and the misses grouped by symptom, each openable to show question, gold span and retrieved chunks.
+
+    The corpus is tokenised once (:class:`~chunklab.retrieval.CorpusIndex`), so an update costs
+    one chunking, one index build and one search.
+    """
+
+    METRICS = (("hit", "hit@k"), ("recall", "recall@k"), ("mrr", "MRR"), ("complete_single", "证据完整率"))
+
+    def __init__(self, documents, questions, strategy: str = "recursive", params: Mapping[str, Any] | None = None,
+                 *, k: int = 5, presets: Sequence[tuple[str, str, dict]] = (), strategies: Sequence[str] | None = None,
+                 use_context: bool = False, n_boot: int = 500, max_cases: int = 6) -> None:
+        super().__init__()
+        from .retrieval import CorpusIndex
+
+        self.documents = list(documents)
+        self.by_id = {d.id: d for d in self.documents}
+        self.questions = list(questions)
+        if not self.questions:
+            raise ValueError("questions must hold at least one question")
+        self.strategy, self.params, self.k = strategy, dict(params or {}), k
+        self.presets = list(presets)
+        self.strategy_names = list(strategies or [e["name"] for e in list_strategies()])
+        self.use_context, self.n_boot, self.max_cases = use_context, n_boot, max_cases
+        self.index = CorpusIndex(self.documents)
+        self.result = None
+        get_strategy(strategy, **self.params)
+
+    def __repr__(self) -> str:
+        return f"EvaluationExplorer({len(self.questions)} questions, {get_strategy(self.strategy, **self.params)!r}, k={self.k})"
+
+    def controls(self) -> list:
+        import ipywidgets as w
+
+        self.k_w = w.IntSlider(value=self.k, min=1, max=20, description="k", continuous_update=False,
+                               layout=w.Layout(width="360px"))
+        self.ctx_w = w.Checkbox(value=self.use_context, description="索引时带上 context（标题路径前缀）")
+        self.k_w.observe(lambda ch: (setattr(self, "k", ch["new"]), self._debounce()), names="value")
+        self.ctx_w.observe(lambda ch: (setattr(self, "use_context", ch["new"]), self._debounce()), names="value")
+        return [*self._strategy_controls(), w.HBox([self.k_w, self.ctx_w])]
+
+    def set(self, **values: Any) -> None:
+        for key, v in values.items():
+            if key == "strategy":
+                self.strat_w.value = v
+            elif key == "k":
+                self.k_w.value = v
+            elif key == "use_context":
+                self.ctx_w.value = v
+            else:
+                self.param_ws[key].value = v
+        self._debounce.flush()
+
+    def evaluate(self, strategy: str | None = None, params: Mapping[str, Any] | None = None):
+        from .evaluation import evaluate
+
+        name = strategy or self.strategy
+        s = get_strategy(name, **(self.params if params is None else params))
+        chunks = [c for d in self.documents for c in s.split(d)]
+        return s, chunks, evaluate(self.documents, chunks, self.questions, k=self.k, index=self.index,
+                                   use_context=self.use_context, n_boot=self.n_boot)
+
+    def render(self, strategy: str | None = None, params: Mapping[str, Any] | None = None) -> str:
+        s, chunks, r = self.evaluate(strategy, params)
+        if strategy is None and params is None:
+            self.result = r
+        rows = "".join(
+            f"<tr><td>{html.escape(label.replace('k', str(self.k)) if label.endswith('@k') else label)}</td>"
+            f"<td style='text-align:right'><b>{r.aggregate[m]['mean']:.3f}</b></td>"
+            f"<td style='color:#555'>[{r.aggregate[m]['lo']:.3f}, {r.aggregate[m]['hi']:.3f}]</td></tr>"
+            for m, label in self.METRICS)
+        table = (f"<table style='font-size:13px;border-collapse:collapse'><tr><th>指标</th><th>均值</th>"
+                 f"<th>95% 置信区间</th></tr>{rows}</table>")
+        st = r.structure
+        head = (f'<div class="cl-stats"><b>{html.escape(repr(s))}</b> · {len(self.questions)} 个问题 · '
+                f'{st["chunks"]} 块 · 平均 {st.get("len_mean", 0):.0f} 字 · k={self.k}'
+                f'{" · 带 context" if self.use_context else ""}</div>')
+        return head + table + self._cases_html(r, chunks)
+
+    def _cases_html(self, r, chunks) -> str:
+        by_q = {str(getattr(q, "id", i)): q for i, q in enumerate(self.questions)}
+        groups: dict[str, list] = {}
+        for case in r.bad_cases:
+            groups.setdefault(case["symptom"], []).append(case)
+        order = {qid: i for i, qid in enumerate(r.question_ids)}
+        parts = [f'<div class="cl-stats" style="margin-top:6px">未命中 {len(r.bad_cases)} 题，按症状：</div>']
+        for sym, cases in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            items = []
+            for case in cases[:self.max_cases]:
+                q = by_q[case["question_id"]]
+                items.append(self._case_html(q, r.ranked[order[case["question_id"]]][:self.k], chunks, case))
+            more = f"<div style='color:#666'>……另有 {len(cases) - self.max_cases} 题</div>" if len(cases) > self.max_cases else ""
+            parts.append(f"<details><summary>{html.escape(SYMPTOM_ZH.get(sym, sym))}：{len(cases)} 题</summary>"
+                         f"{''.join(items)}{more}</details>")
+        return "".join(parts)
+
+    def _case_html(self, q, top, chunks, case) -> str:
+        span = q.spans[0]
+        doc = self.by_id[span.doc_id]
+        gold = html.escape(doc.text[span.start:span.end])
+        ret = []
+        for rank, ci in enumerate(top, 1):
+            if ci < 0:
+                continue
+            c = chunks[int(ci)]
+            overl = c.doc_id == span.doc_id and c.start < span.end and span.start < c.end
+            mark = " ⟵ 含证据片段" if overl else ""
+            ret.append(f"<li><code>{html.escape(c.doc_id)} [{c.start}:{c.end}]</code>{mark}<br>"
+                       f"<span style='color:#444'>{html.escape(c.text[:120])}{'…' if len(c.text) > 120 else ''}</span></li>")
+        where = f"最好的完整包含块排第 {case['container_rank']}" if case.get("container_rank") else "没有块完整包含证据"
+        return (f"<details style='margin-left:1em'><summary>{html.escape(q.question)}</summary>"
+                f"<div style='font-size:13px'><b>证据</b>（{html.escape(span.doc_id)} [{span.start}:{span.end}]，{where}）："
+                f"<div style='background:#dcfce7;padding:2px 4px'>{gold}</div><b>检索到的前 {len(top)} 块</b>："
+                f"<ol>{''.join(ret)}</ol></div></details>")
+
+    def static_panels(self) -> list[tuple[str, str]]:
+        panels = [("默认设置", self.render())]
+        for label, name, params in self.presets:
+            panels.append((label, self.render(name, params)))
+        return panels
+
+
+class MatrixExplorer(Explorer):
+    """Metric and axes pickers over a matrix result (rows of dicts) → heatmap and table."""
+
+    #: Row keys that are parameters (axes), never metrics, even though they are numbers.
+    PARAM_KEYS = ("size", "target", "max", "min", "overlap", "window", "step", "k", "budget", "rows", "turns")
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]], *, metric: str = "hit", row: str = "strategy",
+                 col: str | None = None, metrics: Sequence[str] | None = None, axes: Sequence[str] | None = None,
+                 static_metrics: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.rows = [dict(r) for r in rows]
+        if not self.rows:
+            raise ValueError("rows must hold at least one matrix result")
+        first = self.rows[0]
+        if axes is None:
+            axes = [k for k, v in first.items()
+                    if k in self.PARAM_KEYS or k in (row, col) or not isinstance(v, (int, float)) or isinstance(v, bool)]
+        self.axes = [a for a in axes if a in first]
+        numeric = [k for k, v in first.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and k not in self.axes and not k.endswith(("_lo", "_hi"))]
+        self.metrics = list(metrics or numeric)
+        if metric not in self.metrics:
+            raise ValueError(f"metric must be one of {self.metrics}, got {metric!r}")
+        self.metric, self.row = metric, row
+        self.col = col or next((a for a in self.axes if a != row), row)
+        self.static_metrics = list(static_metrics)
+
+    def __repr__(self) -> str:
+        return f"MatrixExplorer({len(self.rows)} configs, metric={self.metric!r})"
+
+    def controls(self) -> list:
+        import ipywidgets as w
+
+        self.metric_w = w.Dropdown(options=self.metrics, value=self.metric, description="指标")
+        self.row_w = w.Dropdown(options=self.axes, value=self.row, description="行")
+        self.col_w = w.Dropdown(options=self.axes, value=self.col, description="列")
+        for name, wd in (("metric", self.metric_w), ("row", self.row_w), ("col", self.col_w)):
+            wd.observe(lambda ch, name=name: (setattr(self, name, ch["new"]), self._debounce()), names="value")
+        return [w.HBox([self.metric_w, self.row_w, self.col_w])]
+
+    def set(self, **values: Any) -> None:
+        for key, v in values.items():
+            {"metric": self.metric_w, "row": self.row_w, "col": self.col_w}[key].value = v
+        self._debounce.flush()
+
+    def render(self, metric: str | None = None) -> str:
+        import base64
+        import io
+
+        import matplotlib.pyplot as plt
+
+        from .viz import metric_heatmap
+
+        metric = metric or self.metric
+        cells: dict[tuple, list[float]] = {}
+        for r in self.rows:
+            cells.setdefault((r.get(self.row), r.get(self.col)), []).append(r[metric])
+        records = [{self.row: a, self.col: b, metric: max(v)} for (a, b), v in cells.items()]
+        fig = metric_heatmap(records, self.row, self.col, metric, title=f"{metric}（同一格有多个配置时取最大值）")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+        plt.close(fig)
+        img = base64.b64encode(buf.getvalue()).decode()
+        top = sorted(self.rows, key=lambda r: -r[metric])[:10]
+        trs = "".join(f"<tr><td>{html.escape(str(r.get('label', r.get('strategy'))))}</td>"
+                      f"<td style='text-align:right'>{r[metric]:.4f}</td></tr>" for r in top)
+        return (f'<img alt="{html.escape(metric)} 热力图" src="data:image/png;base64,{img}" style="max-width:100%">'
+                f"<table style='font-size:13px'><tr><th>配置（前 10）</th><th>{html.escape(metric)}</th></tr>{trs}</table>")
+
+    def static_panels(self) -> list[tuple[str, str]]:
+        panels = [(self.metric, self.render())]
+        for m in self.static_metrics:
+            if m != self.metric:
+                panels.append((m, self.render(m)))
         return panels

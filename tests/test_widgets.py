@@ -6,7 +6,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from chunklab import Document  # noqa: E402
-from chunklab.widgets import Debouncer, StrategyExplorer, param_widgets, static_tabs  # noqa: E402
+from chunklab.widgets import (Debouncer, EvaluationExplorer, MatrixExplorer, StrategyExplorer,  # noqa: E402
+                              param_widgets, static_tabs)
 
 DOC = Document("h", "### 3.1 年假\n员工累计工作满一年不满十年的，年休假五天。\n\n### 3.2 病假\n病假期间按基本工资的百分之六十发放。")
 
@@ -66,3 +67,43 @@ def test_debouncer_coalesces_bursts():
         d()
     d.flush()
     assert calls == [1]
+
+
+def test_evaluation_explorer_reacts_and_opens_bad_cases():
+    from chunklab.datasets import load_corpus
+    from chunklab.questions import load_questions
+
+    corpus = load_corpus("xiaobei")
+    qs = load_questions("xiaobei", corpus)[:60]
+    docs = [corpus.by_id[d] for d in sorted({q.spans[0].doc_id for q in qs})]
+    ex = EvaluationExplorer(docs, qs, "fixed", {"size": 512}, k=5,
+                            presets=[("递归 300", "recursive", {"target": 300})])
+    ex.widget
+    first = _html(ex)
+    assert "hit@5" in first and "95% 置信区间" in first
+    first_hit = ex.result.aggregate["hit"]["mean"]
+    ex.set(k=1)
+    assert "hit@1" in _html(ex)
+    assert ex.result.aggregate["hit"]["mean"] <= first_hit
+    ex.set(strategy="markdown")
+    assert "Markdown" in _html(ex) or "markdown" in _html(ex).lower()
+    html_out = _html(ex)
+    if ex.result.bad_cases:
+        assert "<details>" in html_out and "证据" in html_out
+    static = ex._repr_mimebundle_()["text/html"]
+    assert "递归 300" in static
+
+
+def test_matrix_explorer_switches_metric_and_axes():
+    rows = [{"strategy": s, "size": n, "overlap": o, "label": f"{s}-{n}-{o}", "hit": h, "mrr": h / 2}
+            for s, n, o, h in [("fixed", 512, 0, 0.5), ("fixed", 1024, 0, 0.6),
+                               ("recursive", 512, 0, 0.7), ("recursive", 1024, 0.1, 0.65)]]
+    ex = MatrixExplorer(rows, metric="hit", row="strategy", col="size", static_metrics=["mrr"])
+    ex.widget
+    a = _html(ex)
+    assert "data:image/png;base64" in a and "recursive-512-0" in a
+    ex.set(metric="mrr")
+    b = _html(ex)
+    assert b != a and "mrr" in b
+    with pytest.raises(ValueError, match="metric must be one of"):
+        MatrixExplorer(rows, metric="nope")
