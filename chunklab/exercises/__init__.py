@@ -134,11 +134,22 @@ def _guard(candidate: Callable, seconds: float) -> Callable:
     def on_alarm(signum, frame):
         raise _Timeout()
 
+    timed_out = False
+
     def guarded(*args, **kwargs):
+        nonlocal timed_out
+        if timed_out:  # one endless call is enough: later calls fail at once
+            raise _Timeout()
         old = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             return candidate(*args, **kwargs)
+        except _Timeout as exc:
+            timed_out = True
+            # The interrupted frames may hold a huge list the loop was filling; let it go now
+            # rather than when whoever keeps the traceback (hypothesis does) lets go of it.
+            traceback.clear_frames(exc.__traceback__)
+            raise _Timeout() from None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
