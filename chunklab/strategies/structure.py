@@ -181,7 +181,10 @@ class _SectionStrategy(Strategy):
                 if sec.warning:
                     meta["parse_warning"] = sec.warning
                 if sec.body > sec.start:
-                    yield sec.start, sec.body, {**meta, "heading_only": True}
+                    head = {**meta, "heading_only": True}
+                    if size(*_trim(text, sec.start, sec.body)) > self.cap:
+                        head["oversize"] = True  # a heading line is kept whole, never cut
+                    yield sec.start, sec.body, head
                 yield from self._emit(doc, sec.body, sec.end, meta, size, parsed)
             return
         trimmed: Sizer = lambda a, b: size(*_trim(text, a, b))  # noqa: E731
