@@ -84,6 +84,19 @@ def test_paragraph_merges_and_falls_back():
     assert {c.meta["level"] for c in chunks[1:]} == {"recursive"}
 
 
+def test_paragraph_unit_limit_gives_one_paragraph_per_chunk():
+    text = "甲段。\n\n乙段。\n\n丙段。\n\n" + "丁" * 30
+    one = chunklab.chunk(text, "paragraph", target=10, paragraphs=1)
+    assert [c.text for c in one[:3]] == ["甲段。", "乙段。", "丙段。"]
+    assert {c.meta["level"] for c in one[3:]} == {"recursive"}  # the long paragraph still falls back
+    two = chunklab.chunk(text, "paragraph", target=100, paragraphs=2)
+    assert [c.text for c in two] == ["甲段。\n\n乙段。", "丙段。\n\n" + "丁" * 30]
+    assert [c.text for c in chunklab.chunk(text, "paragraph", target=100)] == [text.strip()]  # None: no limit
+    assert not check_chunks(Document("d", text), one)
+    with pytest.raises(ValueError, match="paragraphs"):
+        chunklab.chunk(text, "paragraph", paragraphs=0)
+
+
 def test_line_one_record_per_chunk():
     log = "[10:02:15] 用户：发票开错了\n[10:02:40] 客服：请提供订单号\n[10:03:01] 用户：A123"
     chunks = chunklab.chunk(log, "line", lines=1)
@@ -147,3 +160,27 @@ def test_tokens_length_counts_tokens():
     chunks = chunklab.chunk(text, "recursive", target=40, length="tokens")
     from chunklab.length import count_tokens
     assert all(count_tokens(c.text) <= 40 for c in chunks)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from(list("甲乙丙。！，；\n \n\n“”.a1")), max_size=300),
+       target=st.integers(1, 40), overlap_frac=st.floats(0, 0.9), block=st.integers(1, 30),
+       keep=st.sampled_from(["end", "start"]), compat=st.booleans())
+def test_block_by_block_split_equals_a_single_pass(text, target, overlap_frac, block, keep, compat):
+    overlap = int((target - 1) * overlap_frac)
+    kwargs = {"target": target, "overlap": overlap, "keep_separator": keep, "langchain_compat": compat}
+    whole = chunklab.get_strategy("recursive", **kwargs)
+    blocked = chunklab.get_strategy("recursive", **kwargs)
+    blocked._block = block
+    assert [(c.start, c.end) for c in blocked.split(text)] == [(c.start, c.end) for c in whole.split(text)]
+
+
+def test_block_by_block_on_a_real_law(law_texts):
+    text = "\n\n".join(law_texts[:30])
+    whole = chunklab.get_strategy("recursive", target=300, overlap=40)
+    blocked = chunklab.get_strategy("recursive", target=300, overlap=40)
+    blocked._block = 997
+    assert [(c.start, c.end) for c in blocked.split(text)] == [(c.start, c.end) for c in whole.split(text)]
