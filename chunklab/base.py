@@ -25,7 +25,7 @@ __all__ = [
 #: The families of strategies, in the order the book presents them.
 FAMILIES = ("geometric", "linguistic", "structure", "container", "code", "semantic", "hierarchy")
 
-Span = tuple[int, int, "dict | None"]  # (start, end, meta); None: nothing to record
+Span = tuple[int, int, dict]  # (start, end, meta); callers may extend a copy of meta
 
 _REGISTRY: dict[str, type["Strategy"]] = {}
 

@@ -37,9 +37,6 @@ DEFAULT_SEPARATORS: tuple[str, ...] = (
 LANGCHAIN_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", " ", "")
 
 
-_OVERSIZE = {"oversize": True}
-
-
 @lru_cache(maxsize=256)
 def _compile(sep: str, is_regex: bool) -> re.Pattern:
     return re.compile(sep if is_regex else re.escape(sep))
@@ -169,8 +166,8 @@ class Recursive(Strategy):
         cap = self.cap
         for s, e in spans:
             # A chunk over the cap can only be a single unbreakable piece (a character longer
-            # than the cap in tokens); the shared dict is copied by the base class.
-            yield s, e, (_OVERSIZE if (e - s if chars else measure(text[s:e])) > cap else None)
+            # than the cap in tokens).
+            yield s, e, ({"oversize": True} if (e - s if chars else measure(text[s:e])) > cap else {})
 
     def _split(self, text, s, e, seps, regex, measure) -> list[tuple[int, int]]:
         sep, rest = seps[-1], []
