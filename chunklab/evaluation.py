@@ -401,9 +401,9 @@ def select_budget(ranked: Any, chunks: Sequence[Any], budget: int, unit: str = "
             if unit == "chars":
                 cost = sum(b - a for a, b in new)
             else:
-                c = chunks[i]
-                base = s - c.start
-                cost = sum(_ct(c.text[a - base:b - base]) for a, b in new)
+                # New pieces are global [a, b) inside the chunk's global [s, e): slice the chunk's text.
+                text = chunks[i].text
+                cost = sum(_ct(text[a - s:b - s]) for a, b in new)
             if used + cost > budget:
                 break
             used += cost

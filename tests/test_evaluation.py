@@ -281,3 +281,15 @@ def test_langchain_start_index_misplaces_repeated_text_ours_does_not():
     ours = split_with(splitter, [Document("d", text)])
     assert [c.start for c in ours][-3:] == [19, 22, 25]
     assert all(text[c.start:c.end] == p for c, p in zip(ours, pieces))
+
+
+def test_budget_in_tokens_counts_the_new_text_of_chunks_anywhere_in_a_document():
+    # Regression: the new pieces were sliced with document offsets instead of chunk offsets, so a
+    # chunk that does not start at 0 cost (almost) nothing and budgets in tokens never filled.
+    from chunklab.length import count_tokens
+
+    doc = Document("T", "甲乙丙丁戊己庚辛壬癸" * 10)
+    cs = [ch(doc, 0, 50, 80), ch(doc, 1, 70, 100), ch(doc, 2, 0, 30)]
+    cost0, cost1 = count_tokens(doc.text[50:80]), count_tokens(doc.text[80:100])
+    assert select_budget([[0, 1, 2]], cs, cost0 + cost1, unit="tokens", documents=[doc]).tolist() == [[0, 1]]
+    assert select_budget([[0, 1, 2]], cs, cost0 + cost1 - 1, unit="tokens", documents=[doc]).tolist() == [[0]]

@@ -647,7 +647,9 @@ def find_turns(text: str, lo: int = 0, hi: int | None = None) -> list[_Session]:
     the turn above. A speaker label counts when it has a timestamp, is a
     known role (:data:`ROLE_WORDS`, also with a name in parentheses,
     ``客服（小林）``) or occurs at least twice; a label seen once also counts
-    when the line directly above or below it is such a turn. A session header line starts a
+    when the line directly above or below it is such a turn. When at least three quarters of
+    the turns carry a timestamp, a label line without one is not a turn (a header field such
+    as ``渠道：在线客服``; it belongs to the turn after it). A session header line starts a
     new session. Sessions tile ``[lo, hi)``; the text between a session's
     start and its first turn belongs to that turn.
 
@@ -676,6 +678,11 @@ def find_turns(text: str, lo: int = 0, hi: int | None = None) -> list[_Session]:
     turns = [c for k, c in enumerate(cands)
              if strong(c) or any(0 <= k + d < len(cands) and strong(cands[k + d])
                                  and abs(cands[k + d][4] - c[4]) == 1 for d in (-1, 1))]
+    # In a timestamped transcript, a label line without a timestamp is a header field
+    # (渠道：…, 客户：…), not a turn: taken as a turn it would become the session's opener.
+    timed = sum(1 for t in turns if t[3])
+    if timed >= 2 and len(turns) - timed <= 0.25 * len(turns):
+        turns = [t for t in turns if t[3]]
     turns = [t[:4] for t in turns]
     bounds = [lo] + [h[0] for h in headers if h[0] > lo] + [hi]
     titles = [""] + [h[1] for h in headers if h[0] > lo]

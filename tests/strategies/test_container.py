@@ -197,6 +197,18 @@ def test_dialogue_topic_breaks():
     assert topical[1].meta["topic_break"] is True and topical[1].meta["similarity"] < 0.01
 
 
+def test_untimed_header_field_in_a_timestamped_transcript_is_not_a_turn():
+    # "渠道：" occurs once per session, so it counts as a speaker; taken as a turn it became the
+    # session's opener and windows ended between a user's question and the reply to it
+    text = "".join(f"【会话 {k}】\n渠道：在线客服\n" + "".join(
+        f"[10:0{i}:00] 用户：问题{k}{i}？\n[10:0{i}:30] 客服：回答{k}{i}。\n" for i in range(4)) for k in range(2))
+    sessions = find_turns(text)
+    assert [t.speaker for t in sessions[0].turns] == ["用户", "客服"] * 4
+    assert text[sessions[0].turns[0].start:].startswith("【会话 0】\n渠道：在线客服\n[10:00:00] 用户")
+    for c in _split("dialogue", text, turns=3):
+        assert "客服" in c.text.rstrip().split("\n")[-1]
+
+
 def test_no_turns_goes_to_recursive():
     chunks = _split("dialogue", "这是一段普通说明文字。没有任何对话。")
     assert chunks[0].meta["level"] == "recursive" and chunks[0].meta["no_turns"] is True
