@@ -348,11 +348,21 @@ def pack_units(units: list[tuple[int, int]], target: int, overlap: int, measure,
     return out
 
 
+def _unit_limit(noun: str, ui_high: int) -> Param:
+    return Param("int", None, f"at most this many {noun} per chunk (None: no limit)", low=1, high=100_000,
+                 none_ok=True, ui_high=ui_high)
+
+
 class _UnitStrategy(Strategy):
     """Shared machinery: find units, pack them, send over-long units to ``recursive``."""
 
     family = "linguistic"
-    max_units: int | None = None
+    #: Name of the parameter that caps the number of units per chunk (None: no such cap).
+    unit_param: str | None = None
+
+    @property
+    def max_units(self) -> int | None:
+        return getattr(self, self.unit_param) if self.unit_param else None
 
     def _units(self, text: str, start: int, end: int) -> list[tuple[int, int]]:  # pragma: no cover
         raise NotImplementedError
@@ -400,14 +410,11 @@ class Sentence(_UnitStrategy):
     summary = {"zh": "按句号等句末标点切成句子，再把若干句合并到 target", "en": "whole sentences packed up to target"}
     params = {
         **size_params(target=500),
-        "sentences": Param("int", None, "at most this many sentences per chunk (None: no limit)", low=1,
-                           high=10_000, none_ok=True, ui_high=20),
+        "sentences": _unit_limit("sentences", ui_high=20),
         "clauses": Param("bool", False, "also end a unit at ；;"),
     }
 
-    @property
-    def max_units(self):  # type: ignore[override]
-        return self.sentences
+    unit_param = "sentences"
 
     def _units(self, text, start, end):
         return sentence_spans(text, start, end, self.clauses)
@@ -435,13 +442,10 @@ class Paragraph(_UnitStrategy):
     summary = {"zh": "按空行切段落，短段合并到 target，超长段落交给 recursive", "en": "blank-line paragraphs merged up to target"}
     params = {
         **size_params(target=500, max=None),
-        "paragraphs": Param("int", None, "at most this many paragraphs per chunk (None: no limit)", low=1,
-                            high=100_000, none_ok=True, ui_high=20),
+        "paragraphs": _unit_limit("paragraphs", ui_high=20),
     }
 
-    @property
-    def max_units(self):  # type: ignore[override]
-        return self.paragraphs
+    unit_param = "paragraphs"
 
     def _units(self, text, start, end):
         return list(iter_pieces(text, start, end, _BLANK_LINE))
@@ -461,13 +465,10 @@ class Line(_UnitStrategy):
     summary = {"zh": "按行切（日志、对话、清单），每块最多 lines 行", "en": "lines (logs, chats, lists), at most `lines` per chunk"}
     params = {
         **size_params(target=500),
-        "lines": Param("int", None, "at most this many lines per chunk (None: no limit)", low=1, high=100_000,
-                       none_ok=True, ui_high=50),
+        "lines": _unit_limit("lines", ui_high=50),
     }
 
-    @property
-    def max_units(self):  # type: ignore[override]
-        return self.lines
+    unit_param = "lines"
 
     def _units(self, text, start, end):
         return list(iter_pieces(text, start, end, _NEWLINE))

@@ -92,7 +92,7 @@ def test_paragraph_unit_limit_gives_one_paragraph_per_chunk():
     two = chunklab.chunk(text, "paragraph", target=100, paragraphs=2)
     assert [c.text for c in two] == ["甲段。\n\n乙段。", "丙段。\n\n" + "丁" * 30]
     assert [c.text for c in chunklab.chunk(text, "paragraph", target=100)] == [text.strip()]  # None: no limit
-    assert not check_chunks(Document("d", text), one)
+    assert not check_chunks(Document("doc", text), one)
     with pytest.raises(ValueError, match="paragraphs"):
         chunklab.chunk(text, "paragraph", paragraphs=0)
 
