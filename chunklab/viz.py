@@ -246,15 +246,13 @@ def _sort_key(v):
     return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
 
 
-def recall_curves(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel: str = "recall@k",
-                  title: str = "不同 k 下的召回"):
-    """One line per configuration: metric as a function of k."""
+def _curves(curves: Mapping[str, Mapping[int, float]], ax, xlabel: str, ylabel: str, title: str):
     _, plt = _plt()
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.5, 3.6))
     for name, pts in curves.items():
-        ks = sorted(pts)
-        ax.plot(ks, [pts[k] for k in ks], marker="o", label=name)
-    ax.set_xlabel("k（取回的块数）")
+        xs = sorted(pts)
+        ax.plot(xs, [pts[x] for x in xs], marker="o", label=name)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1.02)
     ax.set_title(title)
@@ -262,6 +260,12 @@ def recall_curves(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def recall_curves(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel: str = "recall@k",
+                  title: str = "不同 k 下的召回"):
+    """One line per configuration: metric as a function of k."""
+    return _curves(curves, ax, "k（取回的块数）", ylabel, title)
 
 
 def paired_bars(diffs: Mapping[str, tuple[float, float, float]], *, ax=None, xlabel: str = "差值（B − A）",
@@ -289,16 +293,4 @@ def paired_bars(diffs: Mapping[str, tuple[float, float, float]], *, ax=None, xla
 def budget_curve(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel: str = "命中率",
                  title: str = "固定上下文预算下的命中率"):
     """Metric as a function of the context budget (tokens), one line per configuration."""
-    _, plt = _plt()
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.5, 3.6))
-    for name, pts in curves.items():
-        xs = sorted(pts)
-        ax.plot(xs, [pts[x] for x in xs], marker="o", label=name)
-    ax.set_xlabel("上下文预算（token）")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+    return _curves(curves, ax, "上下文预算（token）", ylabel, title)

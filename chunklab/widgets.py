@@ -168,7 +168,37 @@ class Explorer:
         return bundle
 
 
-class StrategyExplorer(Explorer):
+class _StrategyControlsMixin:
+    """Strategy dropdown plus registry-driven parameter widgets (shared by the explorers)."""
+
+    def _strategy_controls(self) -> list:
+        import ipywidgets as w
+
+        self.strat_w = w.Dropdown(options=self.strategy_names, value=self.strategy, description="策略",
+                                  layout=w.Layout(width="360px"))
+        self.param_box = w.VBox()
+        self._build_params()
+        self.strat_w.observe(self._on_strategy, names="value")
+        return [self.strat_w, self.param_box]
+
+    def _build_params(self) -> None:
+        self.param_ws = param_widgets(self.strategy, self.params)
+        for name, wd in self.param_ws.items():
+            wd.observe(lambda change, name=name: self._on_param(name, change), names="value")
+        self.param_box.children = list(self.param_ws.values())
+
+    def _on_strategy(self, change) -> None:
+        self.strategy = change["new"]
+        self.params = {}
+        self._build_params()
+        self._debounce()
+
+    def _on_param(self, name: str, change) -> None:
+        self.params[name] = change["new"]
+        self._debounce()
+
+
+class StrategyExplorer(_StrategyControlsMixin, Explorer):
     """Pick a document and a strategy, turn its knobs, see where the cuts fall.
 
     ``documents`` maps a label to a :class:`Document`. ``presets`` lists
@@ -202,32 +232,12 @@ class StrategyExplorer(Explorer):
 
         self.doc_w = w.Dropdown(options=list(self.documents), value=self.doc_label, description="文档",
                                 layout=w.Layout(width="360px"))
-        self.strat_w = w.Dropdown(options=self.strategy_names, value=self.strategy, description="策略",
-                                  layout=w.Layout(width="360px"))
-        self.param_box = w.VBox()
-        self._build_params()
         self.doc_w.observe(self._on_doc, names="value")
-        self.strat_w.observe(self._on_strategy, names="value")
-        return [w.HBox([self.doc_w, self.strat_w]), self.param_box]
-
-    def _build_params(self) -> None:
-        self.param_ws = param_widgets(self.strategy, self.params)
-        for name, wd in self.param_ws.items():
-            wd.observe(lambda change, name=name: self._on_param(name, change), names="value")
-        self.param_box.children = list(self.param_ws.values())
+        strat_w, param_box = self._strategy_controls()
+        return [w.HBox([self.doc_w, strat_w]), param_box]
 
     def _on_doc(self, change) -> None:
         self.doc_label = change["new"]
-        self._debounce()
-
-    def _on_strategy(self, change) -> None:
-        self.strategy = change["new"]
-        self.params = {}
-        self._build_params()
-        self._debounce()
-
-    def _on_param(self, name: str, change) -> None:
-        self.params[name] = change["new"]
         self._debounce()
 
     def set(self, **params: Any) -> None:
@@ -276,36 +286,6 @@ SYMPTOM_ZH = {
     "crowded": "近重复块挤占 top-k",
     "ranked_low": "证据完整但排名靠后",
 }
-
-
-class _StrategyControlsMixin:
-    """Strategy dropdown plus registry-driven parameter widgets (shared by the explorers)."""
-
-    def _strategy_controls(self) -> list:
-        import ipywidgets as w
-
-        self.strat_w = w.Dropdown(options=self.strategy_names, value=self.strategy, description="策略",
-                                  layout=w.Layout(width="360px"))
-        self.param_box = w.VBox()
-        self._build_params()
-        self.strat_w.observe(self._on_strategy, names="value")
-        return [self.strat_w, self.param_box]
-
-    def _build_params(self) -> None:
-        self.param_ws = param_widgets(self.strategy, self.params)
-        for name, wd in self.param_ws.items():
-            wd.observe(lambda change, name=name: self._on_param(name, change), names="value")
-        self.param_box.children = list(self.param_ws.values())
-
-    def _on_strategy(self, change) -> None:
-        self.strategy = change["new"]
-        self.params = {}
-        self._build_params()
-        self._debounce()
-
-    def _on_param(self, name: str, change) -> None:
-        self.params[name] = change["new"]
-        self._debounce()
 
 
 class EvaluationExplorer(_StrategyControlsMixin, Explorer):
