@@ -48,7 +48,7 @@ def static_tabs(panels: Sequence[tuple[str, str]], hint: str = LIVE_HINT) -> str
     for i, (_, content) in enumerate(panels):
         body.append(f'<div class="clp clp{i}">{content}</div>')
     css.append("</style>")
-    note = f'<p style="font-size:12px;color:#555;font-family:sans-serif">💡 {hint}</p>' if hint else ""
+    note = f'<p style="font-size:12px;color:#555;font-family:sans-serif">提示：{hint}</p>' if hint else ""
     return "".join(css) + f'<div class="{gid}">' + "".join(body) + "</div>" + note
 
 

@@ -65,7 +65,11 @@ class CheckResult:
     lines: list[tuple[bool, str, str]]  # (ok, check description, message)
 
     def _repr_html_(self) -> str:
-        head = ("✅ 全部通过！" if self.passed else "❌ 还有问题，见下：")
+        # Plain text badges: emoji glyphs are missing from many readers' fonts.
+        badge = ('<span style="background:#166534;color:#fff;border-radius:3px;padding:0 5px">全部通过</span>'
+                 if self.passed else
+                 '<span style="background:#b91c1c;color:#fff;border-radius:3px;padding:0 5px">未通过</span> 见下：')
+        head = badge
         rows = []
         for ok, desc, msg in self.lines:
             colour = "#166534" if ok else "#b91c1c"
@@ -175,7 +179,7 @@ def check(exercise_id: str, candidate: Callable) -> CheckResult:
         except Failure as f:
             lines.append((False, desc, str(f)))
         except _Timeout:
-            lines.append((False, desc, f"运行超过 {ex.timeout:.0f} 秒仍未结束：可能陷入了死循环"
+            lines.append((False, desc, f"运行超过 {ex.timeout:g} 秒仍未结束：可能陷入了死循环"
                                        "（例如步长为 0 或负数时，窗口永远不前进）。"))
         except Exception as exc:  # noqa: BLE001 - the reader's code crashed; say where
             tb = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-2)
