@@ -202,7 +202,8 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
     """Pick a document and a strategy, turn its knobs, see where the cuts fall.
 
     ``documents`` maps a label to a :class:`Document`. ``presets`` lists
-    ``(label, strategy, params)`` settings precomputed for the static site.
+    ``(label, strategy, params)`` or ``(label, strategy, params, document label)``
+    settings precomputed for the static site.
     ``stats`` (optional) maps ``(document, chunks)`` to extra figures shown
     beside the viewer, e.g. alignment and clause-cut rates.
     """
@@ -255,8 +256,12 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
         doc = self.documents[self.doc_label]
         return doc, get_strategy(self.strategy, **self.params).split(doc)
 
-    def render(self, strategy: str | None = None, params: Mapping[str, Any] | None = None) -> str:
-        doc = self.documents[self.doc_label]
+    def render(self, strategy: str | None = None, params: Mapping[str, Any] | None = None,
+               document: str | None = None) -> str:
+        label = document or self.doc_label
+        if label not in self.documents:
+            raise ValueError(f"document must be one of {list(self.documents)}, got {label!r}")
+        doc = self.documents[label]
         name = strategy or self.strategy
         s = get_strategy(name, **(self.params if params is None else params))
         chunks = s.split(doc)
@@ -267,13 +272,14 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
             extra = " · ".join(f"{html.escape(str(k))} {v:.1%}" if isinstance(v, float) else
                                f"{html.escape(str(k))} {html.escape(str(v))}" for k, v in figures.items())
             extra = f'<div class="cl-stats">{extra}</div>'
-        head = f'<div class="cl-stats"><b>{html.escape(repr(s))}</b> · 文档：{html.escape(self.doc_label)}</div>'
+        head = f'<div class="cl-stats"><b>{html.escape(repr(s))}</b> · 文档：{html.escape(label)}</div>'
         return head + extra + view.html
 
     def static_panels(self) -> list[tuple[str, str]]:
         panels = [("默认设置", self.render())]
-        for label, name, params in self.presets:
-            panels.append((label, self.render(name, params)))
+        for preset in self.presets:
+            label, name, params, *document = preset  # an optional 4th item names the document
+            panels.append((label, self.render(name, params, document[0] if document else None)))
         return panels
 
 

@@ -107,3 +107,13 @@ def test_matrix_explorer_switches_metric_and_axes():
     assert b != a and "mrr" in b
     with pytest.raises(ValueError, match="metric must be one of"):
         MatrixExplorer(rows, metric="nope")
+
+
+def test_strategy_presets_may_name_their_document():
+    other = Document("law", "第一条　为了规范合同行为，制定本法。\n\n第二条　本法适用于合同。")
+    ex = StrategyExplorer({"手册": DOC, "法律": other}, "recursive", {"target": 200},
+                          presets=[("法律·条款", "clause", {"target": 50, "max": 100, "min": 0}, "法律")])
+    static = ex._repr_mimebundle_()["text/html"]
+    assert "文档：法律" in static and "文档：手册" in static
+    with pytest.raises(ValueError, match="document must be one of"):
+        ex.render("fixed", {}, "nope")
