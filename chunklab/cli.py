@@ -306,6 +306,7 @@ def cmd_bench(args) -> int:
 #: Subcommands implemented by their own module's ``*_main(argv)``, with their own options.
 DELEGATED = {
     "validate": ("chunklab.questions", "validate_main", "check that every evidence string is found exactly once"),
+    "audit": ("chunklab.audit", "audit_main", "article 000's self-check list, measured: each item PASS or FAIL"),
 }
 
 
