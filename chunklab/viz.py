@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .core import Chunk, Document, as_document
 
-__all__ = ["ChunkView", "show_chunks", "chunk_stats", "length_histogram", "similarity_curve", "metric_heatmap",
+__all__ = ["ChunkView", "show_chunks", "chunk_stats", "fell_back", "length_histogram", "similarity_curve", "metric_heatmap",
            "recall_curves", "paired_bars", "budget_curve", "PALETTE"]
 
 #: Alternating chunk backgrounds (colour-blind-safe pastel pairs) and the overlap shade.
@@ -53,6 +53,14 @@ class ChunkView:
         return f"ChunkView({s['chunks']} chunks, mean {s['mean_len']:.0f}, max {s['max_len']})"
 
 
+def fell_back(chunk: Chunk) -> bool:
+    """Whether a fallback level produced ``chunk``: its level differs from the strategy that
+    was asked for (for the router, the strategy it routed to)."""
+    meta = chunk.meta
+    intended = meta.get("routed_to", meta.get("strategy"))
+    return meta.get("level", intended) != intended
+
+
 def chunk_stats(document: Document, chunks: Sequence[Chunk]) -> dict[str, Any]:
     """Count, lengths, real overlaps and fallbacks of a chunking, as plain numbers."""
     lens = [len(c) for c in chunks]
@@ -64,7 +72,7 @@ def chunk_stats(document: Document, chunks: Sequence[Chunk]) -> dict[str, Any]:
         "min_len": min(lens) if lens else 0,
         "overlapping_pairs": sum(1 for o in overlaps if o > 0),
         "mean_overlap": sum(overlaps) / len(overlaps) if overlaps else 0.0,
-        "fell_back": sum(1 for c in chunks if c.meta.get("level", c.meta.get("strategy")) != c.meta.get("strategy")),
+        "fell_back": sum(1 for c in chunks if fell_back(c)),
         "inflation": (sum(lens) / len(document.text)) if document.text else 0.0,
     }
 
@@ -76,9 +84,8 @@ def _tooltip(c: Chunk) -> str:
         parts.append(" > ".join(map(str, path)))
     if c.meta.get("clause"):
         parts.append(f"条款 {c.meta['clause']}")
-    level = c.meta.get("level")
-    if level and level != c.meta.get("strategy"):
-        parts.append(f"回退到 {level}")
+    if fell_back(c):
+        parts.append(f"回退到 {c.meta['level']}")
     if c.meta.get("oversize"):
         parts.append("超长单元")
     if c.context:
@@ -138,7 +145,7 @@ def show_chunks(document: Document | str, chunks: Sequence[Chunk], *, around: in
     active: list[Chunk] = []
     for a, b in zip(cuts, cuts[1:]):
         for c in starts.get(a, ()):
-            cls = "cl-b cl-fb" if c.meta.get("level", c.meta.get("strategy")) != c.meta.get("strategy") else "cl-b"
+            cls = "cl-b cl-fb" if fell_back(c) else "cl-b"
             out.append(f'<span class="{cls}" title="{html.escape(_tooltip(c))}">{c.index}</span>')
         while ci < len(ordered) and ordered[ci].start <= a:
             active.append(ordered[ci])

@@ -84,3 +84,11 @@ def test_plots_render_chinese_without_missing_glyphs():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_routed_chunks_are_not_fallbacks_unless_the_route_fell_back():
+    doc = Document("h", "# 手册\n\n## 3.1 年假\n满一年不满十年的，年休假五天。\n\n## 3.2 病假\n按基本工资的百分之六十发放。")
+    chunks = chunklab.chunk(doc, "auto")
+    assert chunks and all(c.meta["routed_to"] == c.meta["level"] for c in chunks)
+    assert chunk_stats(doc, chunks)["fell_back"] == 0
+    assert "cl-b cl-fb" not in show_chunks(doc, chunks).html
