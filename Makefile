@@ -56,7 +56,7 @@ $(TEST_STAMP): requirements-test.txt $(VENV_STAMP)
 book: $(VENV_STAMP)
 	$(BIN)/python tools/offline_assets.py fetch
 	rm -rf $(BOOK_STAMP) $(HTML)/_vendor
-	$(BIN)/jupyter-book build . --all -W --keep-going
+	CHUNKLAB_STATIC_SITE=1 $(BIN)/jupyter-book build . --all -W --keep-going
 	touch $(BOOK_STAMP)
 
 $(BOOK_STAMP): $(BOOK_SOURCES)

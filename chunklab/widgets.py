@@ -4,8 +4,9 @@ Each explorer is an object that displays as a live widget in JupyterLab and,
 in the static site, as real HTML computed at build time: the result for the
 default setting plus a few precomputed settings that can be switched with
 plain HTML/CSS (radio tabs, no JavaScript, nothing fetched). Both come from
-one ``_repr_mimebundle_``; the site's build prefers ``text/html`` (see
-``nb_mime_priority_overrides`` in ``_config.yml``), JupyterLab the widget.
+one ``_repr_mimebundle_``; JupyterLab shows the widget, the site's build
+(``CHUNKLAB_STATIC_SITE=1``) gets only the HTML, so pages carry no widget state
+for explorers.
 
 Updates run when a slider is released (``continuous_update=False``) and are
 debounced; an exception inside an update is shown in the explorer's own
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import os
 import threading
 import time
 import traceback
@@ -28,6 +30,11 @@ __all__ = ["Explorer", "StrategyExplorer", "EvaluationExplorer", "MatrixExplorer
            "Debouncer", "SYMPTOM_ZH"]
 
 _uid = itertools.count()
+
+
+def static_site() -> bool:
+    """True while the book's static site is being built (``CHUNKLAB_STATIC_SITE=1``)."""
+    return os.environ.get("CHUNKLAB_STATIC_SITE", "") not in ("", "0")
 
 LIVE_HINT = "这是构建时预先计算的静态视图。在 JupyterLab 中运行本章（<code>make lab</code>），即可拖动滑块实时调整。"
 
@@ -162,7 +169,9 @@ class Explorer:
         return self._box
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
+        # Building the static site (the Makefile sets CHUNKLAB_STATIC_SITE=1): the page shows the
+        # precomputed panels, so no live widget is created and no widget state is embedded.
+        bundle = {} if static_site() else dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["text/html"] = static_tabs(self.static_panels())
         bundle["text/plain"] = repr(self)
         return bundle

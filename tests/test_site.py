@@ -33,7 +33,9 @@ PAGES = toc_docnames()
 # What the skeleton promises on specific pages; the generic checks run everywhere.
 EXPECT = {
     "chapters/preface": {"math", "widget", "figure"},
-    "chapters/ch1_why": {"math", "widget", "figure"},
+    "chapters/ch1_why": {"math", "figure", "explorer"},
+    **{f"chapters/{name}": {"figure", "explorer"} for name in (
+        "ch2_strategies", "ch3_overlap", "ch4_special", "ch5_evaluation", "ch6_matrix", "ch7_iteration")},
 }
 
 
@@ -171,6 +173,9 @@ return {
       .filter(e => e.innerText.trim().length === 0).length,
   images: [...article.querySelectorAll('img')].map(i => ({src: i.src, ok: i.complete && i.naturalWidth > 0})),
   figures: article.querySelectorAll('.cell_output img').length,
+  // chunklab explorers' static views: CSS radio tabs (class clt<N>) with at least one visible panel
+  explorers: [...article.querySelectorAll('div[class^="clt"]')]
+      .filter(e => [...e.querySelectorAll('.clp')].some(p => p.getBoundingClientRect().height > 0)).length,
   lang: document.documentElement.lang,
 };
 """
@@ -265,6 +270,8 @@ def test_page_renders_offline(docname, server, driver):
         problems.append("expected typeset math on this page, found no mjx-container")
     if "widget" in expected and not state["widgetViews"]:
         problems.append("expected a widget in its saved state on this page, found none")
+    if "explorer" in expected and not state["explorers"]:
+        problems.append("expected an explorer's static view (precomputed panels) on this page, found none")
     if "figure" in expected and not state["figures"]:
         problems.append("expected a figure on this page, found no image in a cell output")
     assert not problems, f"{docname}:\n  " + "\n  ".join(problems)

@@ -117,3 +117,12 @@ def test_strategy_presets_may_name_their_document():
     assert "文档：法律" in static and "文档：手册" in static
     with pytest.raises(ValueError, match="document must be one of"):
         ex.render("fixed", {}, "nope")
+
+
+def test_static_site_build_embeds_no_widget(monkeypatch):
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 200})
+    monkeypatch.setenv("CHUNKLAB_STATIC_SITE", "1")
+    bundle = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" not in bundle
+    assert "默认设置" in bundle["text/html"]
+    assert not hasattr(ex, "_box")  # no widget was created
