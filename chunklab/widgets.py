@@ -124,10 +124,8 @@ class Explorer:
     """Base: a live widget and a static HTML fallback from one object."""
 
     def __init__(self) -> None:
-        import ipywidgets as w
-
-        self.out = w.Output()
-        self.status = w.HTML()
+        # Widgets are created only when the explorer is shown live (see ``widget``): a widget
+        # created in the kernel is saved in the notebook's widget state even if never shown.
         self.error: str | None = None
         self.last_ms: float = 0.0
         self._debounce = Debouncer(self.update)
@@ -164,6 +162,7 @@ class Explorer:
         import ipywidgets as w
 
         if not hasattr(self, "_box"):
+            self.out, self.status = w.Output(), w.HTML()
             self._box = w.VBox([*self.controls(), self.status, self.out])
             self.update()
         return self._box

@@ -125,4 +125,4 @@ def test_static_site_build_embeds_no_widget(monkeypatch):
     bundle = ex._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" not in bundle
     assert "默认设置" in bundle["text/html"]
-    assert not hasattr(ex, "_box")  # no widget was created
+    assert not hasattr(ex, "_box") and not hasattr(ex, "out")  # no widget was created

@@ -169,7 +169,28 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     scripts[:] = unique
 
 
+def _page_relative_fonts(app, exception) -> None:
+    # NOTE: embed-amd.js injects its icon-font CSS with URLs relative to the AMD module id
+    # "@jupyter-widgets/...", i.e. under the *page's* folder. widgets-shim.js maps that id onto
+    # _vendor/html-manager/, but whether require.js sees the mapping before the manager
+    # resolves the URLs is a race the browser test lost now and then (404s for the fonts).
+    # Serving the same font files under every page folder's @jupyter-widgets/ ends the race.
+    if exception is not None:
+        return
+    out = Path(app.outdir)
+    fonts = [f for f in (out / VENDOR / "html-manager").glob("*")
+             if f.suffix in (".woff2", ".woff", ".ttf", ".eot", ".svg")]
+    if not fonts:
+        return
+    for folder in {p.parent for p in out.rglob("*.html") if VENDOR not in p.parts and "_static" not in p.parts}:
+        target = folder / "@jupyter-widgets"
+        target.mkdir(exist_ok=True)
+        for f in fonts:
+            shutil.copy2(f, target / f.name)
+
+
 def setup(app):
+    app.connect("build-finished", _page_relative_fonts)
     app.connect("config-inited", _configure, priority=100)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
