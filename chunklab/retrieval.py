@@ -310,20 +310,28 @@ def _check_k(k: Any) -> int:
     return int(k)
 
 
-def top_k(scores: np.ndarray, k: int, valid: np.ndarray | None = None) -> Ranking:
+def top_k(scores: np.ndarray, k: int, valid: np.ndarray | None = None, *, zero_invalid: bool = False,
+          overwrite: bool = False) -> Ranking:
     """Top-``k`` of each row of a dense score matrix: score descending, ties by lower column.
 
-    ``valid`` (same shape, bool) marks the entries that may be ranked (default: all).
+    ``valid`` (same shape, bool) marks the entries that may be ranked (default: all);
+    ``zero_invalid=True`` instead excludes the entries that are exactly 0 (no shared term).
+    ``overwrite=True`` lets the function reuse ``scores`` as scratch space (it must be a float
+    array the caller no longer needs), saving a copy of a large matrix.
 
     >>> top_k(np.array([[0.5, 2.0, 2.0, 1.0]]), 3).ids.tolist()
     [[1, 2, 3]]
+    >>> top_k(np.array([[0.0, 2.0, 0.0, 1.0]]), 3, zero_invalid=True).ids.tolist()
+    [[1, 3, -1]]
     """
     k = _check_k(k)
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
     nq, n = scores.shape
-    s = scores.copy()
+    s = scores if overwrite else scores.copy()
     if valid is not None:
         s[~valid] = -np.inf
+    if zero_invalid:
+        s[s == 0] = -np.inf
     ids = np.full((nq, k), -1, dtype=np.int64)
     out = np.full((nq, k), np.nan)
     if n == 0 or nq == 0:
@@ -439,7 +447,9 @@ class BM25Fast:
     def __init__(self, tf: sp.spmatrix, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
                  vocab: dict[str, int] | None = None, tokenizer: str | Tokenizer | None = None) -> None:
         _check_bm25_params(k1, b, epsilon)
-        tf = sp.csr_matrix(tf, dtype=np.float64)
+        # Work column-wise (CSC): search multiplies queries by the transposed weights, and the
+        # transpose of a CSC matrix is a CSR matrix over the same arrays, so no conversion is needed.
+        tf = sp.csc_matrix(tf, dtype=np.float64)
         tf.sum_duplicates()
         tf.eliminate_zeros()
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
@@ -448,10 +458,10 @@ class BM25Fast:
             raise ValueError("the index must hold at least one chunk")
         self.vocab = vocab
         self.tokenizer = get_tokenizer(tokenizer) if tokenizer is not None else None
-        self.doc_len = np.asarray(tf.sum(axis=1)).ravel()
+        self.doc_len = np.bincount(tf.indices, weights=tf.data, minlength=self.n)
         total = self.doc_len.sum()
         self.avgdl = total / self.n
-        df = np.bincount(tf.indices, minlength=self.n_terms)
+        df = np.diff(tf.indptr)
         present = df > 0
         idf = np.zeros(self.n_terms)
         idf[present] = np.log(self.n - df[present] + 0.5) - np.log(df[present] + 0.5)
@@ -461,15 +471,23 @@ class BM25Fast:
         self.idf = idf
         self.df = df
         # Weight matrix W[d, t] = idf(t) * tf (k1 + 1) / (tf + K_d).
-        rows = np.repeat(np.arange(self.n), np.diff(tf.indptr))
+        terms = np.repeat(np.arange(self.n_terms), df)
         if self.avgdl > 0:
             kd = self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl)
         else:
             kd = np.full(self.n, self.k1 * (1 - self.b))
         t = tf.data
-        w = idf[tf.indices] * (t * (self.k1 + 1) / (t + kd[rows]))
-        self.weights = sp.csr_matrix((w, tf.indices.copy(), tf.indptr.copy()), shape=tf.shape)
-        self._wt = None
+        w = idf[terms] * (t * (self.k1 + 1) / (t + kd[tf.indices]))
+        self._weights_csc = sp.csc_matrix((w, tf.indices.copy(), tf.indptr.copy()), shape=tf.shape)
+        self._wt = self._weights_csc.T  # terms x chunks, CSR
+        self._weights = None
+
+    @property
+    def weights(self) -> sp.csr_matrix:
+        """The chunk x term BM25 weight matrix (CSR)."""
+        if self._weights is None:
+            self._weights = self._weights_csc.tocsr()
+        return self._weights
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -516,8 +534,6 @@ class BM25Fast:
     def score_matrix(self, q: sp.spmatrix) -> sp.csr_matrix:
         """Scores of all queries (rows of ``q``) against all chunks: one sparse product."""
         q = self._fit(sp.csr_matrix(q, dtype=np.float64))
-        if self._wt is None:
-            self._wt = self.weights.T.tocsr()
         return q @ self._wt
 
     def search(self, queries: Any, k: int = 5, tokenized: bool = False, block: int = 256) -> Ranking:
@@ -531,14 +547,12 @@ class BM25Fast:
         nq = q.shape[0]
         ids = np.full((nq, k), -1, dtype=np.int64)
         scores = np.full((nq, k), np.nan)
-        if self._wt is None:
-            self._wt = self.weights.T.tocsr()
         for lo in range(0, nq, block):
             hi = min(nq, lo + block)
             # NOTE: the score block is nearly dense (frequent bigrams such as 规定 are in most
             # queries and chunks), so it is ranked as a dense array.
             s = (q[lo:hi] @ self._wt).toarray()
-            rk = top_k(s, k, valid=s != 0)
+            rk = top_k(s, k, zero_invalid=True, overwrite=True)  # s is ours: no copy
             ids[lo:hi] = rk.ids
             scores[lo:hi] = rk.scores
         return Ranking(ids, scores)
@@ -707,8 +721,11 @@ class CorpusIndex:
             raise ValueError(f"chunk {i} ends at {e[i]}, past the end of document {chunks[i].doc_id!r}")
         return self.offsets[d] + s, self.offsets[d] + e
 
-    def term_counts(self, chunks: Sequence[Any], use_context: bool = False) -> sp.csr_matrix:
-        """The chunk x term count matrix, gathered from token positions (see the class docstring)."""
+    def term_counts(self, chunks: Sequence[Any], use_context: bool = False) -> sp.spmatrix:
+        """The chunk x term count matrix, gathered from token positions (see the class docstring).
+
+        Returned in CSC form (canonical: sorted, no duplicates), which is what :class:`BM25Fast`
+        works on; call ``.tocsr()`` for row access."""
         n = len(chunks)
         if not self.tokenizer.positional:
             texts = [c.embed_text if use_context else c.text for c in chunks]
@@ -747,8 +764,14 @@ class CorpusIndex:
         order = np.argsort(row, kind="stable")
         indptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=n))))
         m = sp.csr_matrix((np.ones(len(cols)), cols[order], indptr), shape=(n, max(self.n_terms, 1)))
-        m.sum_duplicates()
-        return m
+        # NOTE: summing duplicate (chunk, term) entries normally sorts every row's indices, the
+        # most expensive step here. Converting to CSC is a linear counting pass that lists each
+        # term's chunks in row order, so duplicates end up adjacent and are summed without any
+        # sort; converting back is linear too and yields canonical CSR.
+        c = m.tocsc()
+        c.has_sorted_indices = True
+        c.sum_duplicates()
+        return c
 
     def _edge_tokens(self, gs: np.ndarray, ge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows: list[int] = []
