@@ -49,6 +49,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .core import trim_span as _trim
 from .core import Chunk, Document, check_chunks
 
 __all__ = ["AuditItem", "audit", "audit_main", "format_report", "THRESHOLDS", "EMBEDDING_TOKEN_LIMIT"]
@@ -79,12 +80,6 @@ class AuditItem(NamedTuple):
     title: str = ""
 
 
-def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
 
 
 def _contained(chunks: Sequence[Chunk], s: int, e: int) -> list[Chunk]:

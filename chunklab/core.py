@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
-__all__ = ["Document", "Chunk", "as_document", "check_chunks"]
+__all__ = ["Document", "Chunk", "as_document", "check_chunks", "trim_span"]
 
 
 def _freeze(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -117,6 +117,19 @@ class Chunk(_ChunkFields):
         preview = self.text[:20].replace("\n", "⏎")
         more = "…" if len(self.text) > 20 else ""
         return f"Chunk({self.doc_id!r}#{self.index} [{self.start}:{self.end}] {preview!r}{more})"
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` with leading and trailing whitespace of ``text`` moved out of it.
+
+    >>> trim_span("  甲乙 ", 0, 5)
+    (2, 4)
+    """
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def as_document(obj: Any, doc_id: str = "doc") -> Document:

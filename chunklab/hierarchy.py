@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from .core import trim_span as _trim
 from .base import Strategy, iter_pieces
 from .core import Chunk, Document, as_document
 from .strategies.linguistic import Recursive, sentence_spans
@@ -59,12 +60,6 @@ def _check_budget(budget: Any) -> int:
     return budget
 
 
-def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
 
 
 def span_overlap(a: Chunk, b: Chunk) -> int:

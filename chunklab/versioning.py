@@ -41,6 +41,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from .core import trim_span as _trim
 from .base import get_strategy
 from .core import Chunk, Document
 
@@ -340,12 +341,6 @@ def rechunk(plan: RechunkPlan, old_chunks: Mapping[str, Sequence[Chunk]], new_co
 
 # -- table transcription ----------------------------------------------------------------------
 
-def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
 
 
 def transcribe_tables(document: Document, chunks: Sequence[Chunk]) -> list[Chunk]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Callable, Iterable, Iterator
 
+from ..core import trim_span as _trim
 from ..base import Span, Strategy, register, size_params
 from ..core import Document
 from ..params import Param, ParamError
@@ -69,13 +70,6 @@ def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
         pos = nxt
 
 
-def _trim(text: str, a: int, b: int) -> tuple[int, int]:
-    """``[a, b)`` without leading and trailing whitespace: sizes are measured on what a chunk will hold."""
-    while a < b and text[a].isspace():
-        a += 1
-    while b > a and text[b - 1].isspace():
-        b -= 1
-    return a, b
 
 
 def _common_prefix(seqs: list[tuple]) -> tuple:
