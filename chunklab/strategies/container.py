@@ -66,6 +66,15 @@ def _lines(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
 # -- headings: the path above a container ------------------------------------------
 
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def _next_fence(fence: str | None, line: str) -> str | None:
+    """The open code fence after a fence ``line``: it opens one, or closes ``fence`` when it
+    uses the same character at least as many times (CommonMark)."""
+    mark = _FENCE.match(line).group(1)
+    if fence is None:
+        return mark[0] * len(mark)
+    return None if mark.startswith(fence) else fence
 _ATX = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*\r?$")
 _HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.I | re.S)
 _TAG = re.compile(r"<[^>]*>")
@@ -80,13 +89,8 @@ class _Headings:
         fence = None
         for s, e in _lines(text, lo, hi):
             line = text[s:e]
-            m = _FENCE.match(line)
-            if m:
-                mark = m.group(1)
-                if fence is None:
-                    fence = mark[0] * len(mark)
-                elif mark.startswith(fence):
-                    fence = None
+            if _FENCE.match(line):
+                fence = _next_fence(fence, line)
                 continue
             if fence is None and line[:4].lstrip().startswith("#"):
                 m = _ATX.match(line)
@@ -387,13 +391,8 @@ def find_tables(text: str, lo: int = 0, hi: int | None = None) -> list[_TableInf
     while i < len(lines):
         s, e = lines[i]
         line = text[s:e]
-        m = _FENCE.match(line)
-        if m:
-            mark = m.group(1)
-            if fence is None:
-                fence = mark[0] * len(mark)
-            elif mark.startswith(fence):
-                fence = None
+        if _FENCE.match(line):
+            fence = _next_fence(fence, line)
             i += 1
             continue
         if fence is not None:
