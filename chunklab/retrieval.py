@@ -373,6 +373,22 @@ def _check_bm25_params(k1: float, b: float, epsilon: float) -> None:
         raise ValueError(f"epsilon must be a number, got {epsilon!r}")
 
 
+try:  # the compiled ranker (chunklab/_topk.c); optional, see setup.py
+    from . import _topk as _TOPK
+except ImportError:  # pragma: no cover - depends on the build
+    _TOPK = None
+
+def _topk_compiled(q: sp.csr_matrix, wt: sp.csr_matrix, k: int, ids: np.ndarray, scores: np.ndarray) -> None:
+    """Fill ``ids`` / ``scores`` with the top-k of ``q @ wt`` using chunklab._topk (see its source)."""
+    i64 = np.int64
+    _TOPK.topk_product(
+        q.shape[0], wt.shape[0], wt.shape[1], k,
+        np.ascontiguousarray(q.indptr, dtype=i64), np.ascontiguousarray(q.indices, dtype=i64),
+        np.ascontiguousarray(q.data, dtype=np.float64),
+        np.ascontiguousarray(wt.indptr, dtype=i64), np.ascontiguousarray(wt.indices, dtype=np.int32),
+        np.ascontiguousarray(wt.data, dtype=np.float64), ids, scores)
+
+
 class BM25Reference:
     """``rank_bm25.BM25Okapi`` over tokenised texts, behind the same ``search`` as :class:`BM25Fast`.
 
@@ -481,6 +497,9 @@ class BM25Fast:
         self._weights_csc = sp.csc_matrix((w, tf.indices.copy(), tf.indptr.copy()), shape=tf.shape)
         self._wt = self._weights_csc.T  # terms x chunks, CSR
         self._weights = None
+        #: how :meth:`search` ranks: ``"compiled"`` (chunklab._topk, when it was built) or
+        #: ``"numpy"`` (scipy product + :func:`top_k`); both give identical rankings.
+        self.kernel = "compiled" if _TOPK is not None else "numpy"
 
     @property
     def weights(self) -> sp.csr_matrix:
@@ -539,7 +558,11 @@ class BM25Fast:
     def search(self, queries: Any, k: int = 5, tokenized: bool = False, block: int = 256) -> Ranking:
         """Top-k chunks of each query (strings, token lists with ``tokenized=True``, or a count matrix).
 
-        Scores are computed ``block`` queries at a time so memory stays bounded.
+        Ranked by score, ties to the lower chunk index; chunks sharing no term (score 0) are not
+        ranked. With the compiled kernel (``self.kernel == "compiled"``) each query's scores are
+        accumulated in one dense row and the k best kept in a heap, so the score matrix is never
+        built. Otherwise scores are computed ``block`` queries at a time (memory stays bounded)
+        and ranked by :func:`top_k`. Same additions in the same order: identical results.
         """
         k = _check_k(k)
         q = queries if sp.issparse(queries) else self.encode(queries, tokenized=tokenized)
@@ -547,11 +570,12 @@ class BM25Fast:
         nq = q.shape[0]
         ids = np.full((nq, k), -1, dtype=np.int64)
         scores = np.full((nq, k), np.nan)
+        if _TOPK is not None and self.kernel == "compiled":
+            _topk_compiled(q, self._wt, k, ids, scores)
+            return Ranking(ids, scores)
         for lo in range(0, nq, block):
             hi = min(nq, lo + block)
-            # NOTE: the score block is nearly dense (frequent bigrams such as 规定 are in most
-            # queries and chunks), so it is ranked as a dense array.
-            s = (q[lo:hi] @ self._wt).toarray()
+            s = (q[lo:hi] @ self._wt).toarray()  # nearly dense, so ranked as a dense block
             rk = top_k(s, k, zero_invalid=True, overwrite=True)  # s is ours: no copy
             ids[lo:hi] = rk.ids
             scores[lo:hi] = rk.scores

@@ -191,3 +191,79 @@ def test_dense_and_rrf():
     assert fuse([a, b], k=2).ids.tolist() == [[1, 0]]
     with pytest.raises(TypeError, match="embedder must be a callable"):
         DenseIndex(["x"], None)
+
+
+# -- the compiled ranker (chunklab/_topk.c) -----------------------------------------------------
+
+def _both_kernels(engine, queries, k):
+    import scipy.sparse as sp
+
+    kernel = engine.kernel
+    try:
+        engine.kernel = "numpy"
+        ref = engine.search(queries, k=k)
+        engine.kernel = "compiled"
+        got = engine.search(queries, k=k)
+    finally:
+        engine.kernel = kernel
+    assert not sp.issparse(got.ids)
+    return ref, got
+
+
+def test_the_compiled_ranker_is_built():
+    # CI installs the package with `pip install -e .`, which compiles it; if this fails, BM25Fast
+    # still works (numpy path) but the matrix benchmark is several times slower.
+    from chunklab import retrieval
+
+    assert retrieval._TOPK is not None
+    assert BM25Fast.from_texts(["甲乙"]).kernel == "compiled"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 40), st.integers(1, 30), st.integers(1, 12), st.integers(0, 2**31 - 1), st.sampled_from([0.0, 0.4, 0.9]))
+def test_compiled_ranker_equals_numpy_ranker(n_chunks, n_terms, k, seed, tie_share):
+    # Random count matrices with many exact ties (integer-valued weights) and chunks sharing
+    # nothing with a query: both rankers must give the same ids and bitwise-equal scores.
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    tf = sp.random(n_chunks, n_terms, density=0.3, random_state=rng, format="csr",
+                   data_rvs=lambda m: rng.integers(1, 4, m).astype(float))
+    if tie_share:  # duplicate some chunks so their scores tie exactly
+        rows = [tf[i] if rng.random() > tie_share or i == 0 else tf[i - 1] for i in range(n_chunks)]
+        tf = sp.vstack(rows).tocsr()
+    engine = BM25Fast(tf)
+    q = sp.random(7, n_terms, density=0.3, random_state=rng, format="csr",
+                  data_rvs=lambda m: rng.integers(1, 3, m).astype(float))
+    ref, got = _both_kernels(engine, q, k)
+    assert np.array_equal(ref.ids, got.ids)
+    assert np.array_equal(ref.scores, got.scores, equal_nan=True)
+
+
+def test_compiled_ranker_on_law_text():
+    from chunklab.base import get_strategy
+    from chunklab.datasets import load_corpus
+
+    docs = list(load_corpus("laws"))[:30]
+    index = CorpusIndex(docs)
+    chunks = [c for d in docs for c in get_strategy("recursive", target=300, overlap=30).split(d)]
+    engine = index.index_chunks(chunks)
+    questions = ["试用期最长多久", "合同无效的情形", "未成年人的监护人", "！！", ""]
+    ref, got = _both_kernels(engine, index.encode_queries(questions), 50)
+    assert np.array_equal(ref.ids, got.ids)
+    assert np.array_equal(ref.scores, got.scores, equal_nan=True)
+    assert (got.ids[3] == -1).all() and (got.ids[4] == -1).all()
+    assert (got.ids[:3, 0] >= 0).all()
+
+
+def test_compiled_ranker_rejects_inconsistent_arrays():
+    from chunklab import retrieval
+
+    ids, scores = np.zeros((1, 2), dtype=np.int64), np.zeros((1, 2))
+    p = np.array([0, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match="out of range"):
+        retrieval._TOPK.topk_product(1, 1, 1, 2, p, np.array([5], dtype=np.int64), np.ones(1),
+                                     p, np.array([0], dtype=np.int32), np.ones(1), ids, scores)
+    with pytest.raises(ValueError, match="out_ids"):
+        retrieval._TOPK.topk_product(1, 1, 1, 3, p, np.array([0], dtype=np.int64), np.ones(1),
+                                     p, np.array([0], dtype=np.int32), np.ones(1), ids, scores)
