@@ -8,7 +8,8 @@ depend on the machine, and the book prints them with the machine they came from.
   reference engine: ``configs, questions, seconds, reference_engine, reference_seconds,
   reference_note, speedup, ranker`` (``ranker``: ``"compiled"`` when chunklab._topk was built).
 * :func:`bench_widget` — interactive latency (re-chunk one document, re-index, evaluate up to 200
-  questions): ``median_ms, p90_ms``.
+  questions) with rank-bm25 doing the same step as the reference: ``median_ms, p90_ms,
+  reference_engine, reference_median_ms, speedup, document, chars, questions, chunks``.
 * :func:`bench_chunk` — chunking throughput against LangChain: ``chars, chunklab_chars_per_s,
   langchain_chars_per_s, ratio, one_document_vs_per_document``.
 """
@@ -72,18 +73,23 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
 
 def bench_widget(document: Any, questions: Sequence[Any], strategy: str = "recursive",
                  params: dict[str, Any] | None = None, repeats: int = 20, n_questions: int = 200,
-                 k: int = 5) -> dict[str, Any]:
+                 k: int = 5, reference_repeats: int = 3) -> dict[str, Any]:
     """Latency of one interactive step: re-chunk ``document``, re-index it, evaluate the questions.
 
     The document is tokenised once beforehand (as a widget would keep it); only questions whose
-    evidence lies in ``document`` are used, at most ``n_questions``.
+    evidence lies in ``document`` are used, at most ``n_questions``. The reference does the same
+    step with rank-bm25 (re-chunk, tokenise the chunks, build ``BM25Okapi``, score every
+    question; the evaluation itself is left out, which favours the reference), timed
+    ``reference_repeats`` times. Keys: ``median_ms, p90_ms, reference_engine,
+    reference_median_ms, speedup, document, chars, questions, chunks``.
     """
     from .base import get_strategy
     from .evaluation import evaluate
-    from .retrieval import CorpusIndex
+    from .retrieval import BM25Reference, CorpusIndex, get_tokenizer
 
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    for name, value in (("repeats", repeats), ("reference_repeats", reference_repeats)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     qs = [q for q in questions if all(s.doc_id == document.id for s in q.spans)][:n_questions]
     if not qs:
         raise ValueError(f"no question has its evidence in document {document.id!r}")
@@ -91,13 +97,36 @@ def bench_widget(document: Any, questions: Sequence[Any], strategy: str = "recur
     index.encode_queries([q.question for q in qs])
     strat = get_strategy(strategy, **(params or {"target": 512}))
     times = []
+    n_chunks = 0
     for _ in range(repeats + 1):
         t0 = time.perf_counter()
         chunks = strat.split(document)
         evaluate([document], chunks, qs, k=k, index=index, n_boot=200)
         times.append((time.perf_counter() - t0) * 1000)
+        n_chunks = len(chunks)
     times = times[1:]  # the first run warms caches
-    return {"median_ms": round(statistics.median(times), 2), "p90_ms": round(float(np.percentile(times, 90)), 2)}
+    tok = get_tokenizer("bigram")
+    q_tokens = [tok(q.question) for q in qs]
+    ref_times = []
+    for _ in range(reference_repeats):
+        t0 = time.perf_counter()
+        ref = BM25Reference(tokenized=[tok(c.text) for c in strat.split(document)], tokenizer=tok)
+        for qt in q_tokens:
+            ref.get_scores(qt)
+        ref_times.append((time.perf_counter() - t0) * 1000)
+    median = statistics.median(times)
+    ref_median = statistics.median(ref_times)
+    return {
+        "median_ms": round(median, 2),
+        "p90_ms": round(float(np.percentile(times, 90)), 2),
+        "reference_engine": "rank-bm25",
+        "reference_median_ms": round(ref_median, 1),
+        "speedup": round(ref_median / median, 1) if median > 0 else float("inf"),
+        "document": document.id,
+        "chars": len(document.text),
+        "questions": len(qs),
+        "chunks": n_chunks,
+    }
 
 
 def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: dict[str, Any] | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -22,6 +23,13 @@ __all__ = ["main", "parse_params"]
 
 class CLIError(Exception):
     """An error reported to the user as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with where to find help) and exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
@@ -49,9 +57,26 @@ def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
+def _jsonable(value: Any) -> Any:
+    """``value`` with NaN and infinities as null (JSON has neither) and numpy scalars as numbers."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()  # numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _dumps(payload: Any, indent: int | None = 2) -> str:
+    return json.dumps(_jsonable(payload), ensure_ascii=False, indent=indent, default=str, allow_nan=False)
+
+
 def _emit(args, payload: Any, text: Callable[[], str]) -> None:
     if getattr(args, "json", False):
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+        print(_dumps(payload))
     else:
         print(text())
 
@@ -101,7 +126,7 @@ def cmd_chunk(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m chunklab", description="Chunk documents and measure the result.")
+    p = _Parser(prog="python -m chunklab", description="Chunk documents and measure the result.")
     p.add_argument("--version", action="version", version=f"chunklab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -255,8 +280,24 @@ def cmd_matrix(args) -> int:
             grid = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise CLIError(f"{path} is not valid JSON: {exc}") from None
+    if args.jobs < 1:
+        raise CLIError(f"--jobs must be an int >= 1, got {args.jobs}")
+    out = Path(args.out) if args.out else None
+    if out is not None:  # checked now rather than after a long run
+        if out.is_dir():
+            raise CLIError(f"--out {out} is a folder: give a file name ending in .csv or .json")
+        if out.suffix not in (".csv", ".json"):
+            raise CLIError(f"--out must end in .csv or .json, got {out.name!r}")
+        if not out.parent.is_dir():
+            raise CLIError(f"--out: folder {out.parent} does not exist")
+    from .matrix import expand_grid
+
+    configs, skipped = expand_grid(grid)
+    if not configs:
+        reasons = "; ".join(f"{sk['label']}: {sk['reason']}" for sk in skipped[:3])
+        raise CLIError(f"no config of the grid can run ({len(skipped)} skipped: {reasons})")
     executor = None
-    if args.jobs and args.jobs > 1:
+    if args.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         executor = ProcessPoolExecutor(max_workers=args.jobs)
@@ -266,8 +307,7 @@ def cmd_matrix(args) -> int:
     finally:
         if executor is not None:
             executor.shutdown()
-    if args.out:
-        out = Path(args.out)
+    if out is not None:
         (res.to_json if out.suffix == ".json" else res.to_csv)(out)
     payload = {"seconds": res.seconds, "rows": res.rows, "skipped": res.skipped}
 
@@ -287,19 +327,28 @@ def cmd_matrix(args) -> int:
 def cmd_bench(args) -> int:
     from . import bench
     from .datasets import load_corpus
-    from .questions import load_questions
+    from .questions import generate_scale_questions, load_questions
 
     if args.name == "chunk":
         result = bench.bench_chunk(load_corpus(args.corpus or "laws").documents)
     elif args.name == "matrix":
         corpus = load_corpus(args.corpus or "laws")
         result = bench.bench_matrix(corpus.documents, load_questions(args.questions or "laws-scale", corpus))
-    else:  # widget
+    else:  # widget: the largest document of --corpus (default: the 民法典)
         corpus = load_corpus(args.corpus or "laws:民法典")
-        qs = load_questions(args.questions or "laws-scale", load_corpus("laws"))
-        doc = corpus.documents[0]
-        result = bench.bench_widget(doc, [q for q in qs if q.spans[0].doc_id == doc.id])
-    print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
+        doc = max(corpus.documents, key=lambda d: len(d.text))
+        if args.questions is not None:
+            qs = load_questions(args.questions, corpus)
+        elif any(d.meta.get("articles") for d in corpus.documents):
+            # known-item questions generated from this document's articles (as for laws-scale)
+            from .datasets import Corpus
+
+            qs = generate_scale_questions(Corpus(corpus.name, [doc]), n=200)
+        else:
+            raise CLIError("bench widget on this corpus needs --questions (questions are generated "
+                           "only for legal corpora)")
+        result = bench.bench_widget(doc, qs)
+    print(_dumps(result, indent=None if args.json else 2))
     return 0
 
 
@@ -318,12 +367,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         module, func, _ = DELEGATED[argv[0]]
         return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    from .questions import QuestionError
+
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ValueError, TypeError, FileNotFoundError, KeyError, ModuleNotFoundError) as exc:
+    except QuestionError as exc:
+        n = len(exc.problems)
+        first = str(exc.problems[0]).strip() if n else "?"
+        rest = ("; `python -m chunklab validate --corpus CORPUS --questions FILE` lists all of them"
+                if n > 1 else "")
+        print(f"error: {n} problem{'s' if n != 1 else ''} in the question file, the first: {first}{rest}",
+              file=sys.stderr)
+        return 2
+    except (CLIError, ValueError, TypeError, OSError, KeyError, ModuleNotFoundError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"error: {msg}", file=sys.stderr)
+        print("error: " + " ".join(str(msg).split("\n")), file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # pragma: no cover
         print("interrupted", file=sys.stderr)

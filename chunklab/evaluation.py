@@ -905,12 +905,14 @@ def evaluate(corpus_documents: Sequence[Any], chunks: Sequence[Any], questions: 
             timings["index"] = time.perf_counter() - t0
             t1 = time.perf_counter()
             ranking = bm.search(index.encode_queries(qtexts), k=depth)
+            timings["search"] = time.perf_counter() - t1
         elif engine == "reference":
             texts = [c.embed_text if use_context else c.text for c in chunks]
             ref = rt.BM25Reference(texts, tokenizer=tokenizer)
             timings["index"] = time.perf_counter() - t0
             t1 = time.perf_counter()
             ranking = ref.search(qtexts, k=depth)
+            timings["search"] = time.perf_counter() - t1
         if engine in ("dense", "hybrid"):
             if embedder is None:
                 raise ValueError(f"engine {engine!r} needs an embedder: a callable list[str] -> 2-D array")
@@ -921,12 +923,13 @@ def evaluate(corpus_documents: Sequence[Any], chunks: Sequence[Any], questions: 
             t1 = time.perf_counter()
             dr = dense.search(qtexts, k=depth)
             ranking = dr if ranking is None else rt.fuse([ranking, dr], k=depth)
+            timings["search"] = timings.get("search", 0.0) + time.perf_counter() - t1
     elif hasattr(engine, "search"):
         t1 = time.perf_counter()
         ranking = engine.search(qtexts, k=depth)
+        timings["search"] = time.perf_counter() - t1
     else:
         raise TypeError(f"engine must be a name or an object with .search(queries, k), got {type(engine).__name__}")
-    timings["search"] = time.perf_counter() - t1
 
     t3 = time.perf_counter()
     ranked = ranking.ids

@@ -88,7 +88,7 @@ class Param:
                 raise ParamError(bad)
             return value
         elif self.kind == "strs":
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+            if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
                 raise TypeError(bad)
             return tuple(value)
         elif self.kind == "callable":

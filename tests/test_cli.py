@@ -35,3 +35,189 @@ def test_errors_are_one_line(tmp_path, capsys):
     (tmp_path / "b.txt").write_bytes(b"\xff\xfe\x00")
     assert main(["chunk", str(tmp_path / "b.txt")]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+# -- eval / compare / matrix / bench on a folder of the user's own files ---------------------------
+
+import math  # noqa: E402
+
+import pytest  # noqa: E402
+
+POLICY = """# 差旅报销制度
+
+## 第一章 总则
+
+第一条 为规范公司差旅费用管理，制定本制度。
+
+第二条 本制度适用于全体正式员工和试用期员工。
+
+## 第二章 住宿标准
+
+第三条 一线城市住宿费每晚不超过六百元，其他城市每晚不超过四百元。
+
+第四条 超出标准的部分由员工自行承担，特殊情况须经部门负责人书面批准。
+
+## 第三章 报销流程
+
+第五条 出差结束后十个工作日内提交报销单，逾期不予受理。
+
+第六条 报销单须附发票原件和行程单，电子发票须打印并签字。
+"""
+
+NOTES = """Meeting notes, March.
+
+The team agreed to move the release to Friday. Testing takes two more days.
+
+Budget for the offsite is capped at five thousand dollars per quarter.
+"""
+
+CALC = '''def add(a, b):
+    """Return the sum."""
+    return a + b
+
+
+def ratio(a, b):
+    if b == 0:
+        raise ZeroDivisionError("b must not be zero")
+    return a / b
+'''
+
+QUESTIONS = [
+    {"id": "q1", "question": "一线城市住宿每晚能报多少钱？", "evidence": "一线城市住宿费每晚不超过六百元"},
+    {"id": "q2", "question": "报销要在多少天内交？", "evidence": "出差结束后十个工作日内提交报销单"},
+    {"id": "q3", "question": "超标准的住宿费谁出？", "evidence": "超出标准的部分由员工自行承担"},
+    {"id": "q4", "question": "When is the release?", "evidence": "move the release to Friday"},
+    {"id": "q5", "question": "what if b is zero in ratio", "evidence": 'raise ZeroDivisionError("b must not be zero")'},
+    {"id": "q6", "question": "试用期员工适用吗", "evidence": "本制度适用于全体正式员工和试用期员工"},
+]
+
+
+@pytest.fixture()
+def own(tmp_path):
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "policy.md").write_text(POLICY, encoding="utf-8")
+    (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
+    (folder / "sub" / "calc.py").write_text(CALC, encoding="utf-8")
+    q = tmp_path / "q.jsonl"
+    q.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in QUESTIONS) + "\n", encoding="utf-8")
+    return folder, q
+
+
+def _json(capsys):
+    out = capsys.readouterr().out
+    return json.loads(out)  # strict: NaN is not JSON
+
+
+def test_eval_on_a_folder_json(own, capsys):
+    folder, q = own
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q), "--strategy", "markdown",
+                 "-p", "target=120", "--k", "2", "--json"]) == 0
+    summary = _json(capsys)
+    assert summary["questions"] == len(QUESTIONS)
+    assert 0 <= summary["hit"] <= 1 and summary["hit_lo"] <= summary["hit"] <= summary["hit_hi"]
+    assert summary["chunks"] > 3
+    assert "ingest_seconds" in summary and summary["ingest_seconds"] >= 0
+
+
+def test_eval_json_has_no_nan(own, capsys):
+    # 3-character chunks hold no whole evidence: some metrics are undefined (NaN) -> null
+    folder, q = own
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q), "--strategy", "fixed",
+                 "-p", "size=3", "--k", "1", "--json"]) == 0
+    summary = _json(capsys)
+    assert any(v is None for v in summary.values())
+    assert not any(isinstance(v, float) and math.isnan(v) for v in summary.values())
+
+
+def test_compare_names_a_winner_only_with_a_clear_interval(own, capsys):
+    folder, q = own
+    assert main(["compare", "fixed:size=20", "recursive:target=120", "--corpus", str(folder),
+                 "--questions", str(q), "--k", "2", "--json"]) == 0
+    result = _json(capsys)
+    assert set(result) >= {"hit", "recall", "mrr", "iou"}
+    for r in result.values():
+        clear = r["lo"] > 0 or r["hi"] < 0
+        assert (r["winner"] is not None) == clear
+
+
+def test_matrix_writes_csv_and_reports_skips(own, tmp_path, capsys):
+    folder, q = own
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps([{"strategy": "fixed", "size": [40, 80], "overlap": [0, 0.25]},
+                                {"strategy": "recursive", "target": [100], "overlap": [200]}]), encoding="utf-8")
+    out = tmp_path / "m.csv"
+    assert main(["matrix", "--grid", str(grid), "--corpus", str(folder), "--questions", str(q),
+                 "--k", "2", "--out", str(out), "--json"]) == 0
+    payload = _json(capsys)
+    assert len(payload["rows"]) == 4 and len(payload["skipped"]) == 1
+    assert "overlap" in payload["skipped"][0]["reason"]
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5 and "hit" in lines[0].split(",")
+
+
+def _one_line_error(capsys, argv, *fragments):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert "Traceback" not in err
+    for f in fragments:
+        assert f in err, err
+
+
+def test_cli_errors_are_one_line(own, tmp_path, capsys):
+    folder, q = own
+    base = ["--corpus", str(folder), "--questions", str(q)]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "question": "x", "evidence": "这句话不存在"}\n'
+                   '{"id": "b", "question": "y", "evidence": "也不存在"}\n', encoding="utf-8")
+    _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(bad)],
+                    "2 problems", "这句话不存在", "validate")
+    _one_line_error(capsys, ["eval", *base, "--k", "abc"], "invalid int value", "--help")
+    _one_line_error(capsys, ["eval", *base, "--k", "0"], "k must be")
+    _one_line_error(capsys, ["eval", *base, "--strategy", "nosuch"], "nosuch")
+    _one_line_error(capsys, ["eval", *base, "-p", "separators=5"], "separators must be a list of strings")
+    _one_line_error(capsys, ["eval", "--corpus", str(tmp_path / "nope"), "--questions", str(q)], "nope")
+    _one_line_error(capsys, ["matrix", *base, "--grid", str(tmp_path / "g.json")], "grid file not found")
+    grid = tmp_path / "g.json"
+    grid.write_text('[{"strategy": "fixed", "size": 0}]', encoding="utf-8")
+    _one_line_error(capsys, ["matrix", *base, "--grid", str(grid)], "no config of the grid can run")
+    grid.write_text('[{"strategy": "fixed", "size": 50}]', encoding="utf-8")
+    _one_line_error(capsys, ["matrix", *base, "--grid", str(grid), "--out", str(tmp_path)], "is a folder")
+    _one_line_error(capsys, ["matrix", *base, "--grid", str(grid), "--jobs", "0"], "--jobs")
+    _one_line_error(capsys, ["bench", "nosuch"], "invalid choice")
+    _one_line_error(capsys, [], "required")
+
+
+def test_bench_widget_and_chunk_keys(own, capsys):
+    folder, q = own
+    assert main(["bench", "widget", "--json"]) == 0
+    r = _json(capsys)
+    assert set(r) == {"median_ms", "p90_ms", "reference_engine", "reference_median_ms", "speedup",
+                      "document", "chars", "questions", "chunks"}
+    assert r["document"] == "中华人民共和国民法典" and r["questions"] == 200
+    assert main(["bench", "widget", "--corpus", str(folder), "--questions", str(q), "--json"]) == 0
+    r = _json(capsys)
+    assert r["document"] == "policy" and r["questions"] == 4  # the largest file and its questions
+    _one_line_error(capsys, ["bench", "widget", "--corpus", str(folder)], "needs --questions")
+    assert main(["bench", "chunk", "--corpus", str(folder), "--json"]) == 0
+    r = _json(capsys)
+    assert set(r) == {"chars", "chunklab_chars_per_s", "langchain_chars_per_s", "ratio",
+                      "one_document_vs_per_document"}
+    assert r["chars"] == len(POLICY) + len(NOTES) + len(CALC)
+
+
+def test_bench_matrix_keys_on_a_small_grid(own):
+    from chunklab import bench
+    from chunklab.datasets import load_corpus
+    from chunklab.questions import load_questions
+
+    folder, q = own
+    corpus = load_corpus(str(folder))
+    r = bench.bench_matrix(corpus.documents, load_questions(str(q), corpus),
+                           grid=[{"strategy": "fixed", "size": [40, 80]}], reference_sample=3)
+    assert set(r) == {"configs", "questions", "seconds", "reference_engine", "reference_seconds",
+                      "reference_note", "speedup", "ranker"}
+    assert r["configs"] == 2 and r["questions"] == len(QUESTIONS) and r["ranker"] == "compiled"
+    assert "3 sampled questions" in r["reference_note"]

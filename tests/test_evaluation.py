@@ -293,3 +293,24 @@ def test_budget_in_tokens_counts_the_new_text_of_chunks_anywhere_in_a_document()
     cost0, cost1 = count_tokens(doc.text[50:80]), count_tokens(doc.text[80:100])
     assert select_budget([[0, 1, 2]], cs, cost0 + cost1, unit="tokens", documents=[doc]).tolist() == [[0, 1]]
     assert select_budget([[0, 1, 2]], cs, cost0 + cost1 - 1, unit="tokens", documents=[doc]).tolist() == [[0]]
+
+
+def test_evaluate_dense_and_hybrid(law):
+    from chunklab.embed import LSAEmbedder
+    from chunklab.retrieval import DenseIndex, Ranking, fuse
+
+    doc = law[0]
+    qs = _law_questions(doc)
+    chunks = _chunks(doc, 200)
+    emb = LSAEmbedder(dims=32).fit([c.text for c in chunks])
+    dense = evaluate(law, chunks, qs, k=3, engine="dense", embedder=emb, n_boot=100)
+    fast = evaluate(law, chunks, qs, k=3, n_boot=100)
+    hybrid = evaluate(law, chunks, qs, k=3, engine="hybrid", embedder=emb, n_boot=100)
+    # dense ranks by the embedder's cosine; hybrid is BM25 and dense fused by reciprocal rank
+    want_dense = DenseIndex([c.text for c in chunks], emb).search([q.question for q in qs], k=50)
+    assert (dense.ranked == want_dense.ids).all()
+    want_hybrid = fuse([Ranking(fast.ranked, np.zeros(fast.ranked.shape)), want_dense], k=50)
+    assert (hybrid.ranked == want_hybrid.ids).all()
+    for r in (dense, hybrid):
+        assert set(r.per_question) == set(fast.per_question)
+        assert 0.0 <= r.aggregate["hit"]["mean"] <= 1.0

@@ -88,3 +88,33 @@ def test_heatmap():
     res = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=2, progress=False, n_boot=50)
     ax = res.heatmap("hit", strategy="fixed")
     assert ax.get_xlabel() == "overlap"
+
+
+def test_corpus_and_questions_are_tokenised_once_per_run(monkeypatch):
+    # Work that does not depend on the configuration is done once: one CorpusIndex (the corpus
+    # tokenised) and one encoding of the questions, however many configs run.
+    from chunklab import retrieval
+
+    built, encoded = [], []
+    real_init, real_encode = retrieval.CorpusIndex.__init__, retrieval.CorpusIndex.encode_queries
+
+    def init(self, *a, **kw):
+        built.append(1)
+        real_init(self, *a, **kw)
+
+    def encode(self, queries):
+        if tuple(queries) not in self._query_cache:
+            encoded.append(len(queries))
+        return real_encode(self, queries)
+
+    monkeypatch.setattr(retrieval.CorpusIndex, "__init__", init)
+    monkeypatch.setattr(retrieval.CorpusIndex, "encode_queries", encode)
+    res = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=2, progress=False, n_boot=100)
+    assert len(res.rows) == 6
+    assert built == [1] and encoded == [len(QUESTIONS)]
+
+
+def test_progress_bar_counts_configs(capsys):
+    run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=True, n_boot=100)
+    err = capsys.readouterr().err
+    assert "matrix" in err and "2/2" in err
