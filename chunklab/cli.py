@@ -144,7 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--corpus", "-c", help="xiaobei, laws, laws:民法典, stdlib, or a folder of your .md/.txt/.py")
         sp.add_argument("--questions", "-q", required=questions_required, help="JSONL file or named set")
         sp.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
-        sp.add_argument("--budget", type=int, default=None, help="fixed context budget in characters instead of k")
+        sp.add_argument("--budget", type=int, default=None,
+                        help="fill a fixed context budget (de-duplicated by offsets) instead of taking k chunks")
+        sp.add_argument("--budget-unit", choices=("chars", "tokens"), default="chars",
+                        help="unit of --budget: characters, or cl100k tokens (default chars)")
+        sp.add_argument("--tokens", action="store_true", help="also measure tok@k in cl100k tokens (retrieved_tokens)")
         sp.add_argument("--context", action="store_true", help="index Chunk.context with the text (prefix)")
         sp.add_argument("--json", action="store_true")
 
@@ -220,6 +224,7 @@ def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
     chunks = [c for d in corpus.documents for c in strategy.split(d)]
     ingest = time.perf_counter() - t0
     return evaluate(corpus.documents, chunks, questions, k=args.k, budget=args.budget,
+                    budget_unit=args.budget_unit, count_tokens=args.tokens,
                     use_context=args.context, index=index, ingest_seconds=ingest,
                     config={"strategy": name, **params})
 
@@ -303,7 +308,8 @@ def cmd_matrix(args) -> int:
         executor = ProcessPoolExecutor(max_workers=args.jobs)
     try:
         res = run_matrix(corpus.documents, questions, grid, k=args.k, executor=executor,
-                         progress=not args.json, budget=args.budget, use_context=args.context)
+                         progress=not args.json, budget=args.budget, budget_unit=args.budget_unit,
+                         count_tokens=args.tokens, use_context=args.context)
     finally:
         if executor is not None:
             executor.shutdown()

@@ -243,7 +243,8 @@ def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], o
     chunks = [c for d in docs for c in strat.split(d)]
     ingest = time.perf_counter() - t0
     res = evaluate(docs, chunks, qs, k=opts["k"], tokenizer=opts["tokenizer"], engine="fast",
-                   budget=opts["budget"], use_context=opts["use_context"], index=index,
+                   budget=opts["budget"], budget_unit=opts.get("budget_unit", "chars"),
+                   count_tokens=opts.get("count_tokens", False), use_context=opts["use_context"], index=index,
                    n_boot=opts["n_boot"], seed=opts["seed"], ingest_seconds=ingest,
                    config={"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]})
     row = res.summary()
@@ -254,13 +255,15 @@ def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], o
 def run_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Sequence[dict[str, Any]] | dict[str, Any],
                k: int = 5, executor: Any = None, progress: bool = True, tokenizer: str = "bigram",
                use_context: bool = False, budget: int | None = None, n_boot: int = 1000,
-               seed: int = 0) -> MatrixResult:
+               seed: int = 0, budget_unit: str = "chars", count_tokens: bool = False) -> MatrixResult:
     """Run every config of ``grid`` (see :func:`expand_grid`) on ``documents`` and ``questions``.
 
     ``executor``: any ``concurrent.futures.Executor`` (threads, processes, or a Dask/Ray executor
     with the same interface); documents and questions are sent as plain tuples, and each worker
     tokenises the corpus once. Without one, configs run in this process, sharing one
-    :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order.
+    :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order. ``budget`` /
+    ``budget_unit`` and ``count_tokens`` are passed on to :func:`~chunklab.evaluation.evaluate`
+    (a fixed context budget instead of k; tok@k in cl100k tokens).
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
@@ -272,7 +275,7 @@ def run_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Sequenc
     configs, skipped = expand_grid(grid)
     key = _fingerprint(documents, tokenizer)
     opts = {"k": k, "tokenizer": tokenizer, "budget": budget, "use_context": use_context,
-            "n_boot": n_boot, "seed": seed}
+            "n_boot": n_boot, "seed": seed, "budget_unit": budget_unit, "count_tokens": count_tokens}
     bar = None
     if progress:
         from tqdm.auto import tqdm

@@ -221,3 +221,15 @@ def test_bench_matrix_keys_on_a_small_grid(own):
                       "reference_note", "speedup", "ranker"}
     assert r["configs"] == 2 and r["questions"] == len(QUESTIONS) and r["ranker"] == "compiled"
     assert "3 sampled questions" in r["reference_note"]
+
+
+def test_token_budget_and_tok_at_k(own, capsys):
+    folder, q = own
+    base = ["--corpus", str(folder), "--questions", str(q), "--strategy", "recursive", "-p", "target=60", "--json"]
+    assert main(["eval", *base, "--tokens"]) == 0
+    s = _json(capsys)
+    assert s["retrieved_tokens"] > 0
+    assert main(["eval", *base, "--budget", "40", "--budget-unit", "tokens", "--tokens"]) == 0
+    s = _json(capsys)
+    assert 0 < s["retrieved_tokens"] <= 40
+    _one_line_error(capsys, ["eval", *base, "--budget", "40", "--budget-unit", "words"], "invalid choice")
