@@ -155,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval", help="evaluate one strategy on a corpus and its questions")
     s.add_argument("--strategy", "-s", default="recursive")
     s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
+    s.add_argument("--misses", type=int, default=0, metavar="N",
+                   help="also list N missed questions with their symptom (JSON: key 'misses')")
     corpus_args(s)
     s.set_defaults(func=cmd_eval)
 
@@ -230,9 +232,18 @@ def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
 
 
 def cmd_eval(args) -> int:
+    if args.misses < 0:
+        raise CLIError(f"--misses must be an int >= 0, got {args.misses}")
     corpus, questions = _load(args)
     result = _evaluate(corpus, questions, args.strategy, parse_params(args.param), args)
     summary = result.summary()
+    by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
+    misses = []
+    for case in result.bad_cases[: args.misses]:
+        q = by_id.get(str(case["question_id"]))
+        misses.append({**case, "question": getattr(q, "question", None),
+                       "evidence_text": (q.evidence[0] if q is not None and getattr(q, "evidence", None) else None)})
+    payload = {**summary, "misses": misses} if args.misses else summary
 
     def text() -> str:
         lines = [f"{args.strategy} {parse_params(args.param)} on {corpus.name}: {len(questions)} questions, "
@@ -242,9 +253,13 @@ def cmd_eval(args) -> int:
                  "misses by symptom: " + ", ".join(f"{k} {v}" for k, v in result.symptoms.items()),
                  f"chunks {summary.get('chunks')}, mean length {summary.get('len_mean', 0):.0f}, "
                  f"boundary alignment {summary.get('boundary_alignment', 0):.1%}"]
+        for m in misses:
+            rank = m["container_rank"] if m["container_rank"] is not None else "-"
+            lines.append(f"  miss {m['question_id']} [{m['symptom']}] rank of a holding chunk {rank}: "
+                         f"{(m['question'] or '')[:40]}")
         return "\n".join(lines)
 
-    _emit(args, summary, text)
+    _emit(args, payload, text)
     return 0
 
 

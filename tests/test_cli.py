@@ -233,3 +233,19 @@ def test_token_budget_and_tok_at_k(own, capsys):
     s = _json(capsys)
     assert 0 < s["retrieved_tokens"] <= 40
     _one_line_error(capsys, ["eval", *base, "--budget", "40", "--budget-unit", "words"], "invalid choice")
+
+
+def test_eval_lists_misses_with_their_symptom(own, capsys):
+    folder, q = own
+    base = ["eval", "--corpus", str(folder), "--questions", str(q), "--strategy", "fixed", "-p", "size=12", "--k", "1"]
+    assert main([*base, "--misses", "3", "--json"]) == 0
+    s = _json(capsys)
+    assert 1 <= len(s["misses"]) <= 3
+    for m in s["misses"]:
+        assert m["symptom"] in {"cut", "ranked_low", "diluted", "too_small", "crowded", "not_indexed"}
+        assert m["evidence_text"] in {x["evidence"] for x in QUESTIONS}
+    # 12-character pieces cut every evidence longer than that
+    long_ev = {x["id"] for x in QUESTIONS if len(x["evidence"]) > 12}
+    assert all(m["symptom"] in ("cut", "too_small") for m in s["misses"] if m["question_id"] in long_ev)
+    assert main([*base, "--misses", "2"]) == 0
+    assert capsys.readouterr().out.count("  miss ") == 2
