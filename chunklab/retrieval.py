@@ -651,10 +651,15 @@ class CorpusIndex:
             self.run_end = np.concatenate(res) if res else np.zeros(0, dtype=np.int64)
             self.run_kind = np.concatenate(rks) if rks else np.zeros(0, dtype=np.int8)
             self.vocab_keys, self.tok_col = np.unique(keys, return_inverse=True)
-            self.tok_col = self.tok_col.astype(np.int64)
+            self.tok_col = self.tok_col.astype(np.int32 if len(self.vocab_keys) < 2**30 else np.int64)
         else:
             self.vocab_keys = np.zeros(0, dtype=np.int64)
             self.tok_col = np.zeros(0, dtype=np.int64)
+            self.tok_start = self.tok_end = np.zeros(0, dtype=np.int64)
+        # Token ends in start order never decrease for the run tokenisers (a pair ends after the
+        # unigram at its start, and runs do not overlap): then "ends by ge" is a prefix of the
+        # tokens and a chunk's tokens are one contiguous slice.
+        self._ends_sorted = bool(np.all(np.diff(self.tok_end) >= 0))
         self._extra: dict[int, int] = {}  # keys outside the corpus vocabulary (query-only) -> column
         self._lock = threading.Lock()  # new columns may be added from several threads
 
@@ -764,38 +769,55 @@ class CorpusIndex:
         gs, ge = self.chunk_bounds(chunks)
         lo = np.searchsorted(self.tok_start, gs, side="left")
         hi = np.searchsorted(self.tok_start, ge, side="left")
+        if self._ends_sorted:
+            hi = np.maximum(lo, np.minimum(hi, np.searchsorted(self.tok_end, ge, side="right")))
         counts = hi - lo
         total = int(counts.sum())
-        row = np.repeat(np.arange(n), counts)
         flat = np.arange(total) - np.repeat(np.cumsum(counts) - counts - lo, counts)
-        keep = self.tok_end[flat] <= ge[row]
-        row, cols = row[keep], self.tok_col[flat[keep]]
-        extra_rows: list[np.ndarray] = [row]
-        extra_cols: list[np.ndarray] = [cols]
-        # Edge corrections: runs cut by a chunk boundary.
-        fr, fc = self._edge_tokens(gs, ge)
+        if self._ends_sorted:
+            row_counts, cols = counts, self.tok_col[flat]
+        else:
+            keep = self.tok_end[flat] <= np.repeat(ge, counts)
+            cols = self.tok_col[flat[keep]]
+            row_counts = np.bincount(np.repeat(np.arange(n), counts)[keep], minlength=n)
+        # Rows of the corpus tokens come in chunk order; the few extra tokens (cut edges, context)
+        # are a second matrix, added once both are column-wise.
+        extra_rows: list[np.ndarray] = []
+        extra_cols: list[np.ndarray] = []
+        fr, fc = self._edge_tokens(gs, ge)  # runs cut by a chunk boundary
         extra_rows.append(fr); extra_cols.append(fc)
         if use_context:
-            cr, cc = [], []
             for i, c in enumerate(chunks):
                 if c.context:
                     cols_c = self._context_cols(c.context)
-                    cr.append(np.full(len(cols_c), i)); cc.append(cols_c)
-            if cr:
-                extra_rows.append(np.concatenate(cr)); extra_cols.append(np.concatenate(cc))
-        row = np.concatenate(extra_rows).astype(np.int64)
-        cols = np.concatenate(extra_cols).astype(np.int64)
-        order = np.argsort(row, kind="stable")
-        indptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=n))))
-        m = sp.csr_matrix((np.ones(len(cols)), cols[order], indptr), shape=(n, max(self.n_terms, 1)))
+                    extra_rows.append(np.full(len(cols_c), i)); extra_cols.append(cols_c)
+        shape = (n, max(self.n_terms, 1))
+        idx = np.int32 if max(total, shape[1]) < 2**31 - 1 else np.int64
+        indptr = np.zeros(n + 1, dtype=idx)
+        np.cumsum(row_counts, out=indptr[1:])
+        m = sp.csr_matrix((self._ones(len(cols)), cols.astype(idx, copy=False), indptr), shape=shape, copy=False)
         # NOTE: summing duplicate (chunk, term) entries normally sorts every row's indices, the
         # most expensive step here. Converting to CSC is a linear counting pass that lists each
         # term's chunks in row order, so duplicates end up adjacent and are summed without any
-        # sort; converting back is linear too and yields canonical CSR.
+        # sort (converting back is linear too and yields canonical CSR).
         c = m.tocsc()
         c.has_sorted_indices = True
         c.sum_duplicates()
+        er = np.concatenate(extra_rows).astype(np.int64)
+        if len(er):
+            ec = np.concatenate(extra_cols).astype(np.int64)
+            e = sp.csc_matrix((np.ones(len(ec)), (er, ec)), shape=shape)  # sums its duplicates
+            c = (c + e).tocsc()
+            c.sort_indices()
         return c
+
+    def _ones(self, n: int) -> np.ndarray:
+        """A read-only view of ``n`` ones (reused: the count matrices' data before summing)."""
+        buf = getattr(self, "_ones_buf", None)
+        if buf is None or len(buf) < n:
+            buf = self._ones_buf = np.ones(max(n, 1024))
+            buf.flags.writeable = False
+        return buf[:n]
 
     def _edge_tokens(self, gs: np.ndarray, ge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows: list[int] = []

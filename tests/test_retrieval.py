@@ -132,6 +132,9 @@ def test_position_index_equals_text_tokenisation(text, data, name):
     chunks = [Chunk("d", i, min(a, b), max(a, b), text[min(a, b):max(a, b)]) for i, (a, b) in enumerate(cuts)]
     chunks.append(Chunk("e", 0, 1, 3, "同a"))
     index = CorpusIndex([doc, other], tokenizer=name)
+    assert index._ends_sorted  # the run tokenisers' token ends never decrease
+    _rows_equal_text_tokenisation(index, chunks, get_tokenizer(name))
+    index._ends_sorted = False  # the general path (a token may end past a later token's end)
     _rows_equal_text_tokenisation(index, chunks, get_tokenizer(name))
 
 
