@@ -6,6 +6,8 @@
  * of additions as scipy's csr_matmat, so the scores are bitwise equal), and the k best
  * chunks are kept in a heap ordered by score descending, then chunk index ascending. Chunks
  * whose score is exactly 0 (no shared term) are not ranked, like top_k(zero_invalid=True).
+ * The row is read back either by scanning all chunks or, when a query touches few of many
+ * chunks, through a list of the touched ones; each entry is reset to 0 as it is read.
  *
  * The pure-numpy path in chunklab.retrieval does the same (and is used when this module was
  * not built); tests check that both give identical rankings.
@@ -111,7 +113,7 @@ static PyObject *topk_product(PyObject *self, PyObject *args) {
             goto done;
         }
     }
-    acc = malloc(sizeof(double) * (n_cols ? n_cols : 1));
+    acc = calloc(n_cols ? n_cols : 1, sizeof(double));  /* all zero between queries */
     touched = malloc(sizeof(int32_t) * (n_cols ? n_cols : 1));
     seen = calloc(n_cols ? n_cols : 1, 1);
     hs = malloc(sizeof(double) * k);
@@ -122,25 +124,38 @@ static PyObject *topk_product(PyObject *self, PyObject *args) {
     }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < nq; i++) {
-        Py_ssize_t nt = 0, nh = 0;
+        Py_ssize_t nh = 0;
+        int64_t adds = 0;
+        for (int64_t p = q_indptr[i]; p < q_indptr[i + 1]; p++) {
+            const int64_t t = q_indices[p];
+            adds += w_indptr[t + 1] - w_indptr[t];
+        }
+        /* Few additions for many chunks: remember which chunks were touched. Otherwise scanning
+           every chunk afterwards is cheaper than tracking them (no branch per addition). */
+        const int full = adds * 2 >= n_cols;
+        Py_ssize_t nt = 0;
         for (int64_t p = q_indptr[i]; p < q_indptr[i + 1]; p++) {
             const int64_t t = q_indices[p];
             const double c = q_data[p];
-            for (int64_t r = w_indptr[t]; r < w_indptr[t + 1]; r++) {
-                const int32_t j = w_indices[r];
-                if (!seen[j]) {
-                    seen[j] = 1;
-                    acc[j] = 0.0;
-                    touched[nt++] = j;
+            const int64_t r1 = w_indptr[t + 1];
+            if (full) {
+                for (int64_t r = w_indptr[t]; r < r1; r++) acc[w_indices[r]] += c * w_data[r];
+            } else {
+                for (int64_t r = w_indptr[t]; r < r1; r++) {
+                    const int32_t j = w_indices[r];
+                    if (!seen[j]) { seen[j] = 1; touched[nt++] = j; }
+                    acc[j] += c * w_data[r];
                 }
-                acc[j] += c * w_data[r];
             }
         }
-        for (Py_ssize_t u = 0; u < nt; u++) {
-            const int32_t j = touched[u];
+        Py_ssize_t lim = full ? n_cols : nt;
+        for (Py_ssize_t u = 0; u < lim; u++) {
+            const int32_t j = full ? (int32_t)u : touched[u];
             const double s = acc[j];
-            seen[j] = 0;
-            if (s == 0.0 || isnan(s)) continue;
+            if (!full) seen[j] = 0;
+            if (s == 0.0) continue;
+            acc[j] = 0.0;
+            if (isnan(s)) continue;
             if (nh < k) {
                 hs[nh] = s; hi[nh] = j;
                 sift_up(hs, hi, nh);
@@ -150,7 +165,6 @@ static PyObject *topk_product(PyObject *self, PyObject *args) {
                 sift_down(hs, hi, nh, 0);
             }
         }
-        /* pop the worst first: fill the output from the back */
         int64_t *ids = out_ids + i * k;
         double *sc = out_scores + i * k;
         for (Py_ssize_t r = nh; r < k; r++) { ids[r] = -1; sc[r] = NAN; }
