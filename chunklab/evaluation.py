@@ -316,7 +316,68 @@ def _overlapping(order: np.ndarray, s_sorted: np.ndarray, cge: np.ndarray, maxle
 
 
 def precision_omega(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray) -> np.ndarray:
-    """Chroma's precision_Ω per question from global chunk and (padded) gold bounds."""
+    """Chroma's precision_Ω per question from global chunk and (padded) gold bounds.
+
+    precision_Ω = |gold covered by chunks| / |union of the chunks overlapping the gold, plus the
+    gold they miss|. Questions with one gold span are computed for all at once (see
+    :func:`_precision_omega_single`); the others one by one (:func:`_precision_omega_loop`).
+    """
+    n = gs.shape[0]
+    out = np.zeros(n)
+    if len(cgs) == 0 or n == 0:
+        return out
+    valid = ge > gs
+    single = valid.sum(axis=1) == 1
+    if single.any():
+        col = np.argmax(valid, axis=1)
+        rows = np.flatnonzero(single)
+        out[rows] = _precision_omega_single(cgs, cge, gs[rows, col[rows]], ge[rows, col[rows]])
+    rest = np.flatnonzero(~single)
+    if len(rest):
+        out[rest] = _precision_omega_loop(cgs, cge, gs[rest], ge[rest])
+    return out
+
+
+def _precision_omega_single(cgs: np.ndarray, cge: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """precision_Ω of gold spans ``[a, b)``, one per question, without a loop.
+
+    With L / R the smallest start / largest end of the chunks overlapping ``[a, b)``, their union
+    is ``[L, a)`` + the covered part of ``[a, b)`` + ``[b, R)`` (the chunk starting at L reaches
+    past a, the one ending at R starts before b, and any chunk covering a point of ``[a, b)``
+    overlaps it). So the denominator is ``max(0, a - L) + max(0, R - b) + |gold|`` and the
+    numerator the covered part of ``[a, b)``, read off the union of all chunks.
+    """
+    order = np.argsort(cgs, kind="stable")
+    s = cgs[order]
+    e = np.maximum(cge[order], s)
+    reach = np.maximum.accumulate(e)
+    # L: the first chunk in start order whose end passes a is the first where the running max does
+    first = np.searchsorted(reach, a, side="right")
+    last = np.searchsorted(s, b, side="left") - 1  # chunks starting before b
+    hit = (last >= 0) & (reach[np.maximum(last, 0)] > a)
+    L = s[np.minimum(first, len(s) - 1)]
+    R = reach[np.maximum(last, 0)]
+    # the union of all chunks as disjoint components, with cumulative lengths
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > reach[:-1]
+    us = s[new]
+    ue = reach[np.r_[np.flatnonzero(new)[1:] - 1, len(s) - 1]]
+    before = np.concatenate(([0], np.cumsum(ue - us)[:-1]))
+
+    def covered_below(x: np.ndarray) -> np.ndarray:
+        j = np.searchsorted(us, x, side="right") - 1
+        jj = np.maximum(j, 0)
+        part = before[jj] + np.clip(x - us[jj], 0, ue[jj] - us[jj])
+        return np.where(j >= 0, part, 0)
+
+    num = (covered_below(b) - covered_below(a)).astype(float)
+    den = np.maximum(0, a - L) + np.maximum(0, R - b) + (b - a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(hit & (num > 0), num / den, 0.0)
+
+
+def _precision_omega_loop(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray) -> np.ndarray:
+    """precision_Ω question by question, for any number of gold spans (padding: ``ge <= gs``)."""
     n = gs.shape[0]
     out = np.zeros(n)
     if len(cgs) == 0:
@@ -532,8 +593,8 @@ def structure_metrics(documents: Sequence[Any], chunks: Sequence[Any], ingest_se
     n = len(chunks)
     gs, ge = st.layout.chunk_bounds(chunks)
     starts = st.next_non_ws[gs] if n else gs
-    in_para = np.isin(starts, st.para_starts)
-    in_art = np.isin(starts, st.art_starts)
+    in_para = _in_sorted(starts, st.para_starts)
+    in_art = _in_sorted(starts, st.art_starts)
     out["boundary_alignment"] = float((in_para | in_art).mean()) if n else float("nan")
     out["paragraph_alignment"] = float(in_para.mean()) if n else float("nan")
     out["clause_alignment"] = (float(in_art.mean()) if n else float("nan")) if st.has_articles else None
@@ -560,6 +621,14 @@ def structure_metrics(documents: Sequence[Any], chunks: Sequence[Any], ingest_se
     if ingest_seconds is not None:
         out["ingest_seconds"] = float(ingest_seconds)
     return out
+
+
+def _in_sorted(x: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """``np.isin(x, sorted_values)`` for a sorted array, by binary search (no hashing or sorting)."""
+    if len(sorted_values) == 0:
+        return np.zeros(len(x), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_values, x), len(sorted_values) - 1)
+    return sorted_values[pos] == x
 
 
 def _skip_ws(text: str, p: int) -> int:
@@ -656,12 +725,18 @@ def _crowded(top: np.ndarray, cgs: np.ndarray, cge: np.ndarray, share: float) ->
 # --------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _resample_weights(m: int, n: int, seed: int) -> np.ndarray:
-    """n x m matrix: how often each of m items is drawn in each of n bootstrap resamples."""
+    """n x m matrix: how often each of m items is drawn in each of n bootstrap resamples.
+
+    Cached (read-only): a matrix of configurations resamples the same questions every time.
+    """
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, m, size=(n, m))
     w = np.bincount((idx + (np.arange(n) * m)[:, None]).ravel(), minlength=n * m).reshape(n, m)
-    return w.astype(np.float64)
+    w = w.astype(np.float64)
+    w.flags.writeable = False
+    return w
 
 
 def _check_boot(n: Any, seed: Any) -> None:

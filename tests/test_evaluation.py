@@ -6,6 +6,8 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunklab.core import Chunk, Document
 from chunklab.evaluation import (
@@ -314,3 +316,30 @@ def test_evaluate_dense_and_hybrid(law):
     for r in (dense, hybrid):
         assert set(r.per_question) == set(fast.per_question)
         assert 0.0 <= r.aggregate["hit"]["mean"] <= 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 25)), min_size=1, max_size=12),
+       st.lists(st.lists(st.tuples(st.integers(0, 70), st.integers(1, 20)), min_size=1, max_size=3),
+                min_size=1, max_size=6))
+def test_precision_omega_without_a_loop_equals_the_loop(chunk_spans, gold_lists):
+    # Nested, overlapping, touching, empty and gapped chunks; gold spans inside, across and outside.
+    from chunklab.evaluation import _precision_omega_loop, precision_omega
+
+    cgs = np.array([s for s, _ in chunk_spans], dtype=np.int64)
+    cge = cgs + np.array([n for _, n in chunk_spans], dtype=np.int64)
+    m = max(len(g) for g in gold_lists)
+    gs = np.full((len(gold_lists), m), -2, dtype=np.int64)
+    ge = np.full((len(gold_lists), m), -2, dtype=np.int64)
+    for i, spans in enumerate(gold_lists):
+        merged = sorted((a, a + n) for a, n in spans)
+        union = []
+        for a, b in merged:
+            if union and a <= union[-1][1]:
+                union[-1] = (union[-1][0], max(b, union[-1][1]))
+            else:
+                union.append((a, b))
+        for j, (a, b) in enumerate(union):
+            gs[i, j], ge[i, j] = a, b
+    np.testing.assert_allclose(precision_omega(cgs, cge, gs, ge), _precision_omega_loop(cgs, cge, gs, ge),
+                               rtol=0, atol=1e-15)
