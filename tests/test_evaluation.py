@@ -196,6 +196,10 @@ def test_structure_metrics():
     assert m3["overlap_inflation"] == pytest.approx(27 / 24)
     bad = Document("b", "甲乙", meta={"parse_failed": True})
     assert structure_metrics([d, bad], chunks)["parse_failure_rate"] == 0.5
+    assert structure_metrics([d, bad], chunks)["chunk_parse_failure_rate"] == 0.0
+    # a strategy that fell back marks its chunks: the chunk rate counts them
+    fell_back = [Chunk("b", 0, 0, 2, "甲乙", {"parse_failed": True}), *chunks]
+    assert structure_metrics([d, bad], fell_back)["chunk_parse_failure_rate"] == pytest.approx(1 / len(fell_back))
     assert structure_metrics([Document("p", "甲\n乙")], [Chunk("p", 0, 0, 3, "甲\n乙")])["clause_cut_rate"] is None
 
 
