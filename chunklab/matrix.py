@@ -12,7 +12,8 @@ rejects (e.g. ``overlap >= target``) is skipped and listed with the strategy's o
 
 Work that does not depend on the configuration is done once: the corpus is tokenised into a
 :class:`~chunklab.retrieval.CorpusIndex` and the questions are encoded once; each config then
-chunks, indexes from token positions, scores all questions in one sparse product and measures.
+chunks, indexes from token positions, ranks all questions in one call (:meth:`BM25Fast.search
+<chunklab.retrieval.BM25Fast.search>`) and measures.
 
 >>> from chunklab.core import Document
 >>> configs, skipped = expand_grid([{"strategy": "fixed", "size": [4, 8], "overlap": [0, 0.5, 6]}])

@@ -451,8 +451,9 @@ class BM25Fast:
     Where rank-bm25 divides 0 by 0 (``k1 = 0``; or ``b = 1`` and an empty chunk) and returns NaN,
     a term absent from a chunk contributes 0 here.
 
-    All queries are scored in one sparse product ``Q @ W.T`` (query term counts times the
-    chunk x term weights). Build it with :meth:`from_texts`, :meth:`from_tokens`, or
+    Scores are the product ``Q @ W.T`` of query term counts and the chunk x term weights:
+    :meth:`score_matrix` returns it (sparse), :meth:`search` ranks it without building it when
+    the compiled ranker is there (``kernel``). Build it with :meth:`from_texts`, :meth:`from_tokens`, or
     :meth:`CorpusIndex.index_chunks`.
 
     >>> e = BM25Fast.from_tokens([["a", "b"], ["b", "c"], ["c"], ["d"], ["e"]])
