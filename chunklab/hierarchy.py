@@ -29,7 +29,7 @@ from .core import Chunk, Document, as_document
 from .strategies.linguistic import Recursive, sentence_spans
 
 __all__ = [
-    "ParentChildIndex", "SentenceWindowIndex", "ContextItem", "Context", "FusedHit",
+    "ParentChildIndex", "ParentRanking", "SentenceWindowIndex", "ContextItem", "Context", "FusedHit",
     "multi_granularity", "section_starts", "sentence_units", "span_overlap", "window_bounds",
 ]
 
@@ -258,6 +258,54 @@ class ParentChildIndex:
             else:
                 units.append(("child", c, self.children[c], [c]))
         return _fill(units, budget, count)
+
+
+class ParentRanking:
+    """Rank the parents of a :class:`ParentChildIndex` by their best child, for ``evaluate``.
+
+    The children are indexed with BM25 on ``index`` (a :class:`~chunklab.retrieval.CorpusIndex`
+    of the same documents) and searched ``fanout * k`` deep; each parent then appears once, at the
+    rank of its best child and with that child's score. Use it as the engine of
+    :func:`~chunklab.evaluation.evaluate` with ``pc.parents`` as the chunks::
+
+        evaluate(docs, pc.parents, questions, k=5, engine=ParentRanking(pc, index))
+
+    >>> from chunklab.retrieval import CorpusIndex
+    >>> doc = Document("d", "第一章。甲甲甲。乙乙乙。\\n\\n第二章。丙丙丙。")
+    >>> pc = ParentChildIndex([doc], parent=Recursive(target=12), child=Recursive(target=5))
+    >>> ParentRanking(pc, CorpusIndex([doc])).search(["丙丙", "甲甲和丙丙"], k=2).ids.tolist()
+    [[1, -1], [0, 1]]
+    """
+
+    def __init__(self, pc: ParentChildIndex, index: Any, use_context: bool = False, fanout: int = 10) -> None:
+        if not isinstance(pc, ParentChildIndex):
+            raise TypeError(f"pc must be a ParentChildIndex, got {type(pc).__name__}")
+        if isinstance(fanout, bool) or not isinstance(fanout, int) or fanout < 1:
+            raise ValueError(f"fanout must be an int >= 1, got {fanout!r}")
+        self.pc, self.index, self.fanout = pc, index, fanout
+        self.bm25 = index.index_chunks(pc.children, use_context=use_context)
+        self._parent_of = [c.meta["parent"] for c in pc.children]
+
+    def search(self, queries: Sequence[str], k: int = 5) -> Any:
+        import numpy as np
+
+        from .retrieval import Ranking, _check_k
+
+        k = _check_k(k)
+        queries = list(queries)
+        found = self.bm25.search(self.index.encode_queries(queries), k=self.fanout * k)
+        ids = np.full((len(queries), k), -1, dtype=np.int64)
+        scores = np.full((len(queries), k), np.nan)
+        for i, (row, row_scores) in enumerate(zip(found.ids, found.scores)):
+            seen: set[int] = set()
+            for c, sc in zip(row.tolist(), row_scores.tolist()):
+                if c < 0 or len(seen) == k:
+                    break
+                p = self._parent_of[c]
+                if p not in seen:
+                    ids[i, len(seen)], scores[i, len(seen)] = p, sc
+                    seen.add(p)
+        return Ranking(ids, scores)
 
 
 # -- sentence windows ------------------------------------------------------------------------

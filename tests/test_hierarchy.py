@@ -237,3 +237,33 @@ def test_sentence_window_strategy_windows_match_the_index():
     idx = SentenceWindowIndex(DOCS[0], window=1)
     assert [(c.start, c.end) for c in chunks] == [(s.start, s.end) for s in idx.sentences]
     assert [c.meta["window"] for c in chunks] == [idx.window(i)[1:] for i in range(len(chunks))]
+
+
+def test_parent_ranking_ranks_each_parent_once_by_its_best_child():
+    import numpy as np
+
+    from chunklab.datasets import load_corpus
+    from chunklab.hierarchy import ParentRanking
+    from chunklab.retrieval import CorpusIndex
+
+    docs = list(load_corpus("laws:劳动合同法"))
+    index = CorpusIndex(docs)
+    pc = ParentChildIndex(docs, parent=Recursive(target=600), child=Recursive(target=120))
+    engine = ParentRanking(pc, index, fanout=10)
+    questions = ["试用期最长多久", "经济补偿怎么算", "竞业限制的期限", "！！"]
+    got = engine.search(questions, k=4)
+    children = engine.bm25.search(index.encode_queries(questions), k=40)
+    for i in range(len(questions)):
+        # the same order as ParentChildIndex.retrieve gives for the child ranking
+        want = [it.index for it in pc.retrieve(children.ids[i], budget=10**9, count=len).items][:4]
+        row = [p for p in got.ids[i].tolist() if p >= 0]
+        assert row == want
+        for p, score in zip(row, got.scores[i]):
+            best = max(s for c, s in zip(children.ids[i], children.scores[i])
+                       if c >= 0 and pc.children[c].meta["parent"] == p)
+            assert score == best
+    assert (got.ids[3] == -1).all() and np.isnan(got.scores[3]).all()
+    with pytest.raises(ValueError, match="fanout must be an int >= 1"):
+        ParentRanking(pc, index, fanout=0)
+    with pytest.raises(TypeError, match="ParentChildIndex"):
+        ParentRanking(object(), index)
