@@ -41,14 +41,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from .core import trim_span as _trim
 from .base import get_strategy
 from .core import Chunk, Document
+from .strategies.container import transcribe_tables
 
 __all__ = [
     "CONFIG_KEYS", "canonical_config", "config_hash", "document_hash", "corpus_fingerprint", "index_version",
     "build_manifest", "RechunkPlan", "plan_rechunk", "chunk_document", "chunk_corpus", "rechunk",
-    "transcribe_tables",
 ]
 
 #: The keys a configuration may have, with their defaults (``strategy`` has none: it is required).
@@ -337,47 +336,3 @@ def rechunk(plan: RechunkPlan, old_chunks: Mapping[str, Sequence[Chunk]], new_co
         raise ValueError(f"old_chunks lacks the chunks of kept document {lost[0]!r}: rebuild fully instead")
     fresh = chunk_corpus(config, new_corpus, only=plan.rechunk)
     return {d.id: (fresh[d.id] if d.id in fresh else list(old_chunks[d.id])) for d in _documents(new_corpus)}
-
-
-# -- table transcription ----------------------------------------------------------------------
-
-
-
-def transcribe_tables(document: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
-    """Add each table row lying inside a chunk to that chunk's context, as a sentence.
-
-    Tables are found in the whole document (Markdown pipe tables and HTML
-    tables, :func:`chunklab.strategies.container.find_tables`; tables that do
-    not parse are skipped); a row inside a chunk becomes
-    ``列名：值；列名：值`` (:func:`~chunklab.strategies.container.transcribe_row`),
-    with the column names of its table even when the header row is in another
-    chunk. Rows already transcribed in the context are not repeated.
-    ``Chunk.text`` and the offsets never change; ``meta["transcribed_rows"]``
-    counts the rows added.
-
-    >>> from chunklab import Document, chunk
-    >>> doc = Document("d", "| 城市 | 限额 |\\n|---|---|\\n| 北京 | 600 |")
-    >>> [c.context for c in transcribe_tables(doc, chunk(doc, "fixed", size=100))]
-    ['城市：北京；限额：600']
-    """
-    from .strategies.container import find_tables, transcribe_row
-
-    text = document.text
-    rows = []
-    for t in find_tables(text):
-        if t.error:
-            continue
-        for r in t.rows:
-            sentence = transcribe_row(t.columns, r.cells)
-            if sentence:
-                rows.append((*_trim(text, r.start, r.end), sentence))
-    if not rows:
-        return list(chunks)
-    out = []
-    for c in chunks:
-        extra = [s for a, b, s in rows if c.start <= a and b <= c.end and s not in c.context]
-        if extra:
-            context = "\n".join([c.context, *extra] if c.context else extra)
-            c = c._replace(context=context, meta={**c.meta, "transcribed_rows": len(extra)})
-        out.append(c)
-    return out

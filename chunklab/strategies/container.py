@@ -18,13 +18,13 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from ..base import Span, Strategy, register, size_params
-from ..core import Document
+from ..core import Chunk, Document, trim_span
 from ..params import Param, ParamError
 
-__all__ = ["Table", "Dialogue", "QAPair", "fallback_spans", "find_tables", "transcribe_row",
+__all__ = ["Table", "Dialogue", "QAPair", "fallback_spans", "find_tables", "transcribe_row", "transcribe_tables",
            "find_turns", "bigram_jaccard"]
 
 
@@ -463,6 +463,44 @@ def transcribe_row(columns: list[str], cells: list[str]) -> str:
         name = columns[k] if k < len(columns) and columns[k] else f"列{k + 1}"
         parts.append(f"{name}：{value}")
     return "；".join(parts)
+
+
+def transcribe_tables(document: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
+    """Add each table row lying inside a chunk to that chunk's context, as a sentence.
+
+    Tables are found in the whole document (Markdown pipe tables and HTML
+    tables, :func:`find_tables`; tables that do not parse are skipped); a row
+    inside a chunk becomes ``列名：值；列名：值`` (:func:`transcribe_row`),
+    with the column names of its table even when the header row is in another
+    chunk. Rows already transcribed in the context are not repeated.
+    ``Chunk.text`` and the offsets never change; ``meta["transcribed_rows"]``
+    counts the rows added. This is what the ``transcribe_tables`` key of an index
+    configuration (:mod:`chunklab.versioning`) does after any strategy.
+
+    >>> from chunklab import Document, chunk
+    >>> doc = Document("d", "| 城市 | 限额 |\\n|---|---|\\n| 北京 | 600 |")
+    >>> [c.context for c in transcribe_tables(doc, chunk(doc, "fixed", size=100))]
+    ['城市：北京；限额：600']
+    """
+    text = document.text
+    rows = []
+    for t in find_tables(text):
+        if t.error:
+            continue
+        for r in t.rows:
+            sentence = transcribe_row(t.columns, r.cells)
+            if sentence:
+                rows.append((*trim_span(text, r.start, r.end), sentence))
+    if not rows:
+        return list(chunks)
+    out = []
+    for c in chunks:
+        extra = [s for a, b, s in rows if c.start <= a and b <= c.end and s not in c.context]
+        if extra:
+            context = "\n".join([c.context, *extra] if c.context else extra)
+            c = c._replace(context=context, meta={**c.meta, "transcribed_rows": len(extra)})
+        out.append(c)
+    return out
 
 
 @register
