@@ -638,7 +638,9 @@ _TIME = r"(?:\[[ \t]*)?(?:\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?[ \tT]*)?\d{1,2
 #: parentheses, 客服（小林）), then a colon. ``https://`` is not a speaker.
 _TURN = re.compile(
     rf"[ \t\u3000]*(?:(?P<time>{_TIME})[ \t\u3000]*)?"
-    r"(?P<speaker>[^\s:：\[\]【】()（）<>|#*`\"“”'，,。；;！!？?]{1,20}(?:[（(][^）)\n]{1,16}[）)])?)"
+    r"(?P<speaker>[^\s:：\[\]【】()（）<>|#*`\"“”'，,。；;！!？?]{1,20}"
+    r"(?:[ \u3000][^\s:：\[\]【】()（）<>|#*`\"“”'，,。；;！!？?]{1,20}){0,2}"  # up to three words
+    r"(?:[（(][^）)\n]{1,16}[）)])?)"
     r"[ \t]*[:：](?!//)"
 )
 #: Speaker labels accepted even when they occur only once.
@@ -672,8 +674,15 @@ class _Session:
     turns: list[_Turn] = field(default_factory=list)
 
 
+_SPACE = re.compile(r"[ \u3000]")
+
+
 def _speaker_ok(name: str) -> bool:
-    return any(ch.isalpha() for ch in name) and not name.lower().startswith(("http", "ftp", "mailto"))
+    if not any(ch.isalpha() for ch in name) or name.lower().startswith(("http", "ftp", "mailto")):
+        return False
+    words = _SPACE.split(re.sub(r"[（(].*$", "", name))
+    # several words: a name ("Agent Smith", "客服 小林"), not code or prose ("if not x", "Note that")
+    return len(words) == 1 or all(w[:1].isupper() or (w[:1].isalpha() and not w[:1].isascii()) for w in words)
 
 
 def find_turns(text: str, lo: int = 0, hi: int | None = None) -> list[_Session]:
@@ -683,8 +692,10 @@ def find_turns(text: str, lo: int = 0, hi: int | None = None) -> list[_Session]:
     ``[10:02:15]`` or ``2025-03-14 10:02``); lines that start no turn belong to
     the turn above. A speaker label counts when it has a timestamp, is a
     known role (:data:`ROLE_WORDS`, also with a name in parentheses,
-    ``客服（小林）``) or occurs at least twice; a label seen once also counts
-    when the line directly above or below it is such a turn. When at least three quarters of
+    ``客服（小林）``) or occurs at least twice; a one-word label seen once also
+    counts when the line directly above or below it is such a turn. A label may
+    have up to three words when each is capitalised or CJK (``Agent Smith``,
+    ``客服 小林``; not ``if not x`` or ``Note that``). When at least three quarters of
     the turns carry a timestamp, a label line without one is not a turn (a header field such
     as ``渠道：在线客服``; it belongs to the turn after it). A session header line starts a
     new session. Sessions tile ``[lo, hi)``; the text between a session's
@@ -711,10 +722,12 @@ def find_turns(text: str, lo: int = 0, hi: int | None = None) -> list[_Session]:
     def strong(c) -> bool:
         return bool(c[3]) or counts[c[2]] >= 2 or re.sub(r"[（(].*$", "", c[2]) in ROLE_WORDS
 
-    # a label seen once counts when a strong turn sits on the line directly above or below it
+    # a one-word label seen once counts when a strong turn sits on the line directly above or
+    # below it; a label of several words must be strong itself ("The reason is: …" is prose)
     turns = [c for k, c in enumerate(cands)
-             if strong(c) or any(0 <= k + d < len(cands) and strong(cands[k + d])
-                                 and abs(cands[k + d][4] - c[4]) == 1 for d in (-1, 1))]
+             if strong(c) or (not _SPACE.search(c[2]) and any(
+                 0 <= k + d < len(cands) and strong(cands[k + d]) and abs(cands[k + d][4] - c[4]) == 1
+                 for d in (-1, 1)))]
     # In a timestamped transcript, a label line without a timestamp is a header field
     # (渠道：…, 客户：…), not a turn: taken as a turn it would become the session's opener.
     timed = sum(1 for t in turns if t[3])

@@ -340,3 +340,17 @@ def test_generated_faqs_invariants(text, target):
         assert len(c) <= target or c.meta.get("oversize"), c
         if c.meta["level"] == "qa_pair":
             assert c.meta["question"]
+
+
+def test_speaker_labels_of_several_words():
+    from chunklab.strategies.container import find_turns
+
+    chat = ("Agent Smith: hello, how can I help?\nJohn Doe: my refund is late.\n"
+            "Agent Smith: let me check.\nJohn Doe: thanks.\n")
+    assert [t.speaker for t in find_turns(chat)[0].turns] == ["Agent Smith", "John Doe", "Agent Smith", "John Doe"]
+    zh = "客服 小林：您好，请问有什么可以帮您？\n用户：退款到账了吗？\n客服 小林：已经原路退回。\n"
+    assert [t.speaker for t in find_turns(zh)[0].turns] == ["客服 小林", "用户", "客服 小林"]
+    # prose and code with a colon are not turns, even next to a real turn or repeated
+    prose = ("用户：能退吗？\nThe reason is: it was late.\nNote that: refunds take days.\n"
+             "if not x:\n    pass\nif not x:\n    pass\n客服：可以。\n")
+    assert [t.speaker for t in find_turns(prose)[0].turns] == ["用户", "客服"]
