@@ -474,9 +474,11 @@ class Code(Strategy):
         a, b = tile
         if self._size(text, a, b) <= self.cap:
             yield a, b, meta
-        elif a < node.start and self._size(text, node.start, b) <= self.cap:
-            # the comments above push it over the cap: they become a part of their own
-            yield from self._sequence(doc, lines, [((a, node.start), []), ((node.start, b), [])], meta)
+        elif (a < node.start or node.end < b) and self._size(text, node.start, node.end) <= self.cap:
+            # comments above it (or after it, at the end of its block) push it over the cap:
+            # they become parts of their own and the definition stays whole
+            tiles = [t for t in ((a, node.start), (node.start, node.end), (node.end, b)) if t[1] > t[0]]
+            yield from self._sequence(doc, lines, [(t, []) for t in tiles], meta)
         elif not node.children:
             yield from fallback_spans(self, doc, a, b, **meta)
         elif node.kind == "class":

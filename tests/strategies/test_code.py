@@ -284,3 +284,14 @@ def test_generated_python_invariants(parts, target, crlf, lang_max):
         for name, s, e in _def_spans(src):
             if e - s <= cap:
                 assert sum(1 for c in chunks if c.start <= s and e <= c.end) == 1, name
+
+
+def test_a_comment_after_the_last_method_does_not_break_the_method():
+    # Found by test_generated_python_invariants: the comment at the end of the file fell into the
+    # last method's tile, pushed it over the cap, and the method was cut character by character.
+    src = ("class C(Base):\n    '''类。'''\n    n = 1\n\n    def m(self):\n        return self.n\n\n"
+           "    async def n2(self):\n        await x\n# 说明：一条注释\n")
+    chunks = chunklab.get_strategy("code", target=1, max=35).split(Document("g.py", src))
+    assert "async def n2(self):\n        await x" in [c.text for c in chunks]
+    assert chunks[-1].text == "# 说明：一条注释"
+    assert check_chunks(Document("g.py", src), chunks) == []
