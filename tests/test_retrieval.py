@@ -104,7 +104,9 @@ def test_fast_equals_reference_on_law_text(law):
     fast_scores = fast.score_matrix(q).toarray()
     for i, text in enumerate(QUESTIONS):
         np.testing.assert_allclose(fast_scores[i], ref.get_scores(tokenize(text)), rtol=0, atol=1e-9)
-    assert (fast.search(q, k=5).ids == ref.search(QUESTIONS, k=5).ids).all()
+    got, want = fast.search(q, k=5), ref.search(QUESTIONS, k=5)
+    assert (got.ids == want.ids).all()
+    np.testing.assert_allclose(got.scores, want.scores, rtol=0, atol=1e-9)
 
 
 # -- the position-based index ------------------------------------------------------------------
