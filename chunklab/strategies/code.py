@@ -339,7 +339,9 @@ class Code(Strategy):
     with it, so the chunks tile the file and nothing is lost. A definition no longer than
     the cap is never cut. Longer ones are cut at statement boundaries (see the
     module docstring) into parts packed up to ``target``; parts shorter than
-    ``min`` merge into a neighbour when the result stays within the cap. Each
+    ``min`` merge into a neighbour when the result stays within the cap, and a
+    last part under half the target is evened out with the one before it (cut
+    again at the statement boundary that balances the two). Each
     chunk's ``meta`` has ``kind`` (function / class / method / imports /
     module), ``name`` (qualified, ``RefundEngine.apply``), ``file`` (the
     document's ``meta["path"]`` or its id), ``path`` (``[file, *name parts]``,
@@ -466,6 +468,22 @@ class Code(Strategy):
             meta["context"] = f"# {file} :: {kind}"
         yield from self._sequence(doc, lines, run, meta)
 
+    def _balance_tail(self, text: str, parts: list[tuple[int, int]], cuts: list[int]) -> list[tuple[int, int]]:
+        """Re-cut the last two parts at the statement boundary that evens them out, when
+        greedy packing left a last part under half the target (a lone ``return x``)."""
+        if len(parts) < 2:
+            return parts
+        (a, _), (m, b) = parts[-2], parts[-1]
+        if self._size(text, m, b) * 2 >= self.target:
+            return parts
+        best = (max(self._size(text, a, m), self._size(text, m, b)), m)
+        for c in cuts:
+            if a < c < b and c != m:
+                left, right = self._size(text, a, c), self._size(text, c, b)
+                if left and right and max(left, right) < best[0]:
+                    best = (max(left, right), c)
+        return [*parts[:-2], (a, best[1]), (best[1], b)]
+
     def _definition(self, doc, lines, node: _Node, tile, file, in_class: bool) -> Iterator[Span]:
         """One function / class / method; cut further only when longer than the cap."""
         text = doc.text
@@ -516,8 +534,9 @@ class Code(Strategy):
         run: list[tuple[int, int]] = []
 
         def flush():
-            for s, e in merge_small(pack_units(run, self.target, 0, measure, text), self.min, self.cap,
-                                    measure, text):
+            packed = merge_small(pack_units(run, self.target, 0, measure, text), self.min, self.cap,
+                                 measure, text)
+            for s, e in self._balance_tail(text, packed, [a for a, _ in run]):
                 groups.append((s, e, False))
             run.clear()
 

@@ -295,3 +295,25 @@ def test_a_comment_after_the_last_method_does_not_break_the_method():
     assert "async def n2(self):\n        await x" in [c.text for c in chunks]
     assert chunks[-1].text == "# 说明：一条注释"
     assert check_chunks(Document("g.py", src), chunks) == []
+
+
+def test_a_short_last_part_is_evened_out_with_the_one_before():
+    # Greedy packing to the target leaves `return total` alone; the last two parts are re-cut at
+    # the statement boundary that balances them (never above the cap, never inside a statement).
+    body = "".join(f"    total += step_{i}(x)  # 第{i}步\n" for i in range(12))
+    src = f"def run(x):\n    total = 0\n{body}    return total\n"
+    doc = Document("r.py", src)
+    code = chunklab.get_strategy("code", target=200, max=220)
+    chunks = code.split(doc)
+    assert check_chunks(doc, chunks) == []
+    assert len(chunks) >= 2 and all(len(c) <= code.cap for c in chunks)
+    sizes = [len(c) for c in chunks]
+    assert sizes[-1] * 2 >= code.target, sizes            # no runt at the end
+    assert chunks[-1].text.endswith("return total")
+    for c in chunks:                                       # cuts fall between statements
+        assert src[src.rfind("\n", 0, c.start) + 1:c.start].isspace() or c.start == 0
+    # the greedy packing alone would have left the return statement by itself
+    from chunklab.strategies.linguistic import pack_units
+    lines = [(m.start(), m.end()) for m in __import__("re").finditer(r".*\n", src)]
+    greedy = pack_units(lines[1:], code.target, 0, None, src)
+    assert src[greedy[-1][0]:greedy[-1][1]].strip() == "return total"
