@@ -232,17 +232,26 @@ def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
 
 
 def cmd_eval(args) -> int:
+    import numpy as np
+
+    from .evaluation import Layout
+
     if args.misses < 0:
         raise CLIError(f"--misses must be an int >= 0, got {args.misses}")
     corpus, questions = _load(args)
     result = _evaluate(corpus, questions, args.strategy, parse_params(args.param), args)
     summary = result.summary()
     by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
+    layout = Layout(corpus.documents)
     misses = []
     for case in result.bad_cases[: args.misses]:
         q = by_id.get(str(case["question_id"]))
-        misses.append({**case, "question": getattr(q, "question", None),
-                       "evidence_text": (q.evidence[0] if q is not None and getattr(q, "evidence", None) else None)})
+        a, b = case["evidence"]  # global offsets: back to the document and its own offsets
+        d = int(layout.doc_of(np.array([a]))[0])
+        off = int(layout.offsets[d])
+        misses.append({**case, "evidence": {"doc": layout.doc_ids[d], "start": a - off, "end": b - off},
+                       "question": getattr(q, "question", None),
+                       "evidence_text": corpus.documents[d].text[a - off:b - off]})
     payload = {**summary, "misses": misses} if args.misses else summary
 
     def text() -> str:

@@ -244,6 +244,9 @@ def test_eval_lists_misses_with_their_symptom(own, capsys):
     for m in s["misses"]:
         assert m["symptom"] in {"cut", "ranked_low", "diluted", "too_small", "crowded", "not_indexed"}
         assert m["evidence_text"] in {x["evidence"] for x in QUESTIONS}
+        # offsets are the document's own (document ids are paths without the suffix)
+        path = next(folder.glob(m["evidence"]["doc"] + ".*"))
+        assert path.read_text(encoding="utf-8")[m["evidence"]["start"]:m["evidence"]["end"]] == m["evidence_text"]
     # 12-character pieces cut every evidence longer than that
     long_ev = {x["id"] for x in QUESTIONS if len(x["evidence"]) > 12}
     assert all(m["symptom"] in ("cut", "too_small") for m in s["misses"] if m["question_id"] in long_ev)
