@@ -28,14 +28,27 @@ def test_wrong_answers_are_rejected_with_a_chinese_reason(exercise_id):
         assert "✘" in str(result)
 
 
-def test_infinite_loop_is_reported_not_hung():
+# Backstop: if the guard ever fails again, end the run with stack traces instead of looping
+# until CI's time limit (the loop below allocates nothing, so memory stays flat meanwhile).
+@pytest.mark.timeout(120, method="thread")
+def test_infinite_loop_is_reported_not_hung(monkeypatch):
+    import signal
+    import threading
+
     def never_ends(text, size, overlap):
         out, i = [], 0
         while i < len(text):
-            out.append((i, i + size))
             i += size - size  # the C25 bug: step 0
         return out
 
+    sent = []
+    real_kill = signal.pthread_kill
+
+    def kill(ident, signum):
+        sent.append((ident, signum))
+        real_kill(ident, signum)
+
+    monkeypatch.setattr(signal, "pthread_kill", kill)
     ex = get_exercise("ex2-fixed")
     old = ex.timeout
     ex.timeout = 1.0
@@ -45,6 +58,8 @@ def test_infinite_loop_is_reported_not_hung():
         ex.timeout = old
     assert not result.passed
     assert any("死循环" in msg for _, _, msg in result.lines)
+    # the alarm goes to the main thread itself, not to the process (see chunklab.exercises._guard)
+    assert sent == [(threading.main_thread().ident, signal.SIGALRM)]
 
 
 def test_unknown_exercise_suggests():

@@ -129,23 +129,34 @@ class _Timeout(BaseException):
 def _guard(candidate: Callable, seconds: float) -> Callable:
     """Wrap ``candidate`` so that one call longer than ``seconds`` raises :class:`_Timeout`.
 
-    Uses SIGALRM, so it only guards calls made in the main thread (where notebooks and
-    pytest run the checks); elsewhere the candidate runs unguarded.
+    A timer thread sends SIGALRM to the *main thread* (``signal.pthread_kill``), whose Python
+    handler raises inside the reader's loop. NOTE: not ``setitimer``: its signal goes to the
+    process, and when the kernel hands it to another thread (a Rust library's worker pool,
+    say), CPython 3.11 records it without waking the main thread, so a busy loop there never
+    sees it (a test run was killed for memory after minutes of an "infinite loop" exercise).
+    Only calls made in the main thread (where notebooks and pytest run the checks) are guarded;
+    elsewhere the candidate runs unguarded.
     """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+    if (threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM")
+            or not hasattr(signal, "pthread_kill")):
         return candidate
-
-    def on_alarm(signum, frame):
-        raise _Timeout()
-
+    main_ident = threading.main_thread().ident
     timed_out = False
 
     def guarded(*args, **kwargs):
         nonlocal timed_out
         if timed_out:  # one endless call is enough: later calls fail at once
             raise _Timeout()
+        armed = [True]
+
+        def on_alarm(signum, frame):
+            if armed[0]:
+                raise _Timeout()
+
         old = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        timer = threading.Timer(seconds, signal.pthread_kill, (main_ident, signal.SIGALRM))
+        timer.daemon = True
+        timer.start()
         try:
             return candidate(*args, **kwargs)
         except _Timeout as exc:
@@ -155,8 +166,10 @@ def _guard(candidate: Callable, seconds: float) -> Callable:
             traceback.clear_frames(exc.__traceback__)
             raise _Timeout() from None
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
+            armed[0] = False  # a signal sent just as the call returned is ignored
+            timer.cancel()
+            timer.join()
+            signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
 
     return guarded
 
