@@ -181,12 +181,18 @@ class Recursive(Strategy):
         if sep and e - s > 2 * self._block and (self.separators is None or not regex):
             return self._split_blocks(text, s, e, sep, rest, regex, measure)
         pieces = _split_by(text, s, e, sep, regex, self.keep_separator)
-        if measure is None:
-            lens = [b - a for a, b in pieces]
-        else:
-            lens = [measure(text[a:b]) for a, b in pieces]
-        target = self.target
+        lens = _lengths(text, pieces, measure)
         out: list[tuple[int, int]] = []
+        first = self._merge_or_split(text, pieces, lens, rest, regex, measure, out)
+        if first < len(pieces):
+            out.extend(self._merge(pieces, lens, first, len(pieces)))
+        return out
+
+    def _merge_or_split(self, text, pieces, lens, rest, regex, measure, out) -> int:
+        """Append to ``out`` the merged runs of pieces shorter than ``target`` and each longer
+        piece split with the separators ``rest``; return where the trailing run of short
+        pieces (not merged yet) starts."""
+        target = self.target
         first = 0  # first piece of the current run of "good" (short enough) pieces
         for i, n in enumerate(lens):
             if n < target:
@@ -194,14 +200,9 @@ class Recursive(Strategy):
             if i > first:
                 out.extend(self._merge(pieces, lens, first, i))
             a, b = pieces[i]
-            if not rest:
-                out.append((a, b))
-            else:
-                out.extend(self._split(text, a, b, rest, regex, measure))
+            out.extend(self._split(text, a, b, rest, regex, measure) if rest else [(a, b)])
             first = i + 1
-        if first < len(pieces):
-            out.extend(self._merge(pieces, lens, first, len(pieces)))
-        return out
+        return first
 
     def _split_blocks(self, text, s, e, sep, rest, regex, measure) -> list[tuple[int, int]]:
         """The same result as one pass of :meth:`_split` over ``[s, e)``, computed block by block.
@@ -215,22 +216,13 @@ class Recursive(Strategy):
         carries its current chunk forward, so merging a run's prefix, keeping back the last
         (unfinished) chunk's pieces and resuming from them replays the same state.
         """
-        keep, target = self.keep_separator, self.target
         out: list[tuple[int, int]] = []
         carry_p: list[tuple[int, int]] = []
         carry_l: list[int] = []
-        for block in self._blocks(text, s, e, sep, regex, keep):
-            lens = carry_l + ([b - a for a, b in block] if measure is None else [measure(text[a:b]) for a, b in block])
+        for block in self._blocks(text, s, e, sep, regex, self.keep_separator):
+            lens = carry_l + _lengths(text, block, measure)
             pieces = carry_p + block
-            first = 0
-            for i, n in enumerate(lens):
-                if n < target:
-                    continue
-                if i > first:
-                    out.extend(self._merge(pieces, lens, first, i))
-                a, b = pieces[i]
-                out.extend(self._split(text, a, b, rest, regex, measure) if rest else [(a, b)])
-                first = i + 1
+            first = self._merge_or_split(text, pieces, lens, rest, regex, measure, out)
             carry_p, carry_l = [], []
             if first < len(pieces):
                 chunks = self._merge(pieces, lens, first, len(pieces))
@@ -282,6 +274,13 @@ class Recursive(Strategy):
         if lo < stop:
             out.append((pieces[lo][0], pieces[stop - 1][1]))
         return out
+
+
+def _lengths(text: str, pieces: list[tuple[int, int]], measure) -> list[int]:
+    """Length of each piece: characters, or ``measure`` of its text."""
+    if measure is None:
+        return [b - a for a, b in pieces]
+    return [measure(text[a:b]) for a, b in pieces]
 
 
 def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, measure, text: str) -> list[tuple[int, int]]:
