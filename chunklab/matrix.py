@@ -244,8 +244,8 @@ def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], o
     chunks = [c for d in docs for c in strat.split(d)]
     ingest = time.perf_counter() - t0
     res = evaluate(docs, chunks, qs, k=opts["k"], tokenizer=opts["tokenizer"], engine="fast",
-                   budget=opts["budget"], budget_unit=opts.get("budget_unit", "chars"),
-                   count_tokens=opts.get("count_tokens", False), use_context=opts["use_context"], index=index,
+                   budget=opts["budget"], budget_unit=opts["budget_unit"],
+                   count_tokens=opts["count_tokens"], use_context=opts["use_context"], index=index,
                    n_boot=opts["n_boot"], seed=opts["seed"], ingest_seconds=ingest,
                    config={"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]})
     row = res.summary()

@@ -662,6 +662,7 @@ class CorpusIndex:
         # tokens and a chunk's tokens are one contiguous slice.
         self._ends_sorted = bool(np.all(np.diff(self.tok_end) >= 0))
         self._extra: dict[int, int] = {}  # keys outside the corpus vocabulary (query-only) -> column
+        self._ones_buf = np.zeros(0)  # see _ones
         self._lock = threading.Lock()  # new columns may be added from several threads
 
     # -- keys and columns ----------------------------------------------------------------------
@@ -718,16 +719,20 @@ class CorpusIndex:
         if hit is not None:
             # Still valid when chunkings have added columns since: a query has no count there.
             return hit
+        m = self._count_texts(queries)
+        self._query_cache[key] = m
+        return m
+
+    def _count_texts(self, texts: Iterable[str]) -> sp.csr_matrix:
+        """Term counts of texts tokenised one by one (rows), in this index's column space."""
         indptr = [0]
         cols: list[int] = []
-        for q in queries:
-            toks = self.tokenizer(q)
+        for t in texts:
+            toks = self.tokenizer(t)
             if toks:
                 cols.extend(self._cols_of_tokens(toks, grow=True).tolist())
             indptr.append(len(cols))
-        m = _count_matrix(cols, indptr, self.n_terms)
-        self._query_cache[key] = m
-        return m
+        return _count_matrix(cols, indptr, self.n_terms)
 
     def _context_cols(self, context: str) -> np.ndarray:
         c = self._context_cache.get(context)
@@ -758,15 +763,7 @@ class CorpusIndex:
         works on; call ``.tocsr()`` for row access."""
         n = len(chunks)
         if not self.tokenizer.positional:
-            texts = [c.embed_text if use_context else c.text for c in chunks]
-            indptr = [0]
-            cols: list[int] = []
-            for t in texts:
-                toks = self.tokenizer(t)
-                if toks:
-                    cols.extend(self._cols_of_tokens(toks, grow=True).tolist())
-                indptr.append(len(cols))
-            return _count_matrix(cols, indptr, self.n_terms)
+            return self._count_texts(c.embed_text if use_context else c.text for c in chunks)
         gs, ge = self.chunk_bounds(chunks)
         lo = np.searchsorted(self.tok_start, gs, side="left")
         hi = np.searchsorted(self.tok_start, ge, side="left")
@@ -814,8 +811,8 @@ class CorpusIndex:
 
     def _ones(self, n: int) -> np.ndarray:
         """A read-only view of ``n`` ones (reused: the count matrices' data before summing)."""
-        buf = getattr(self, "_ones_buf", None)
-        if buf is None or len(buf) < n:
+        buf = self._ones_buf
+        if len(buf) < n:
             buf = self._ones_buf = np.ones(max(n, 1024))
             buf.flags.writeable = False
         return buf[:n]
