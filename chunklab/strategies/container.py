@@ -398,21 +398,13 @@ def find_tables(text: str, lo: int = 0, hi: int | None = None) -> list[_TableInf
         if fence is not None:
             i += 1
             continue
+        info = None
         hm = html.search(line)
         if hm:
             info = _html_table(text, s + hm.start(), hi)
             if not info.error:
-                if not info.caption:
-                    cs, cap = _caption_above(text, floor, info.start)
-                    if cap:
-                        info.start, info.caption = cs, cap
-                info.end = _note_below(text, info.end, hi)
-            tables.append(info)
-            floor = info.end
-            while i < len(lines) and lines[i][0] < info.end:
-                i += 1
-            continue
-        if "|" in line and i + 1 < len(lines):
+                _frame(text, info, floor, hi)
+        elif "|" in line and i + 1 < len(lines):
             ns, ne = lines[i + 1]
             has_delim = _DELIM.match(text, ns, ne) is not None and "|" in text[ns:ne] and "-" in text[ns:ne]
             pipe_start = line.lstrip().startswith("|") and text[ns:ne].lstrip().startswith("|")
@@ -434,17 +426,25 @@ def find_tables(text: str, lo: int = 0, hi: int | None = None) -> list[_TableInf
                     info.rows.append(_Row(rs, re_, cells))
                     if len(cells) != len(header):
                         info.ragged.append(k - body + 1)
-                cs, cap = _caption_above(text, floor, s)
-                if cap:
-                    info.start, info.caption = cs, cap
-                info.end = _note_below(text, info.end, hi)
-                tables.append(info)
-                floor = info.end
-                while i < len(lines) and lines[i][0] < info.end:
-                    i += 1
-                continue
-        i += 1
+                _frame(text, info, floor, hi)
+        if info is None:
+            i += 1
+            continue
+        tables.append(info)
+        floor = info.end
+        while i < len(lines) and lines[i][0] < info.end:
+            i += 1
     return tables
+
+
+def _frame(text: str, info: _TableInfo, floor: int, hi: int) -> None:
+    """Widen a parsed table to the caption line above it (unless it has one; never above
+    ``floor``) and the note lines below it."""
+    if not info.caption:
+        cs, cap = _caption_above(text, floor, info.start)
+        if cap:
+            info.start, info.caption = cs, cap
+    info.end = _note_below(text, info.end, hi)
 
 
 def transcribe_row(columns: list[str], cells: list[str]) -> str:
