@@ -7,9 +7,9 @@
 from .core import Chunk, Document, as_document, check_chunks
 from .base import Strategy, chunk, get_strategy, list_strategies, register, strategy_names
 from . import strategies as _strategies  # noqa: F401  (registers the built-in strategies)
-from .routing import route  # noqa: F401  (also registers the "auto" strategy)
+from .strategies.router import route  # noqa: F401  (also registers the "auto" strategy)
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Chunk", "Document", "Strategy", "as_document", "check_chunks", "chunk", "get_strategy",

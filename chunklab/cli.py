@@ -7,18 +7,31 @@ clear line on stderr and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import math
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import __version__
+import numpy as np
+
+from ._version import __version__
 from .base import get_strategy, list_strategies
 from .core import Document
+from .datasets import Corpus, load_corpus
+from .datasets.questions import (NAMED_SETS, QuestionError, check_questions, generate_scale_questions,
+                                 load_questions, summarize)
+from .evaluation import Layout, compare, evaluate
+from .evaluation.matrix import ARTICLE_002_GRID, expand_grid, run_matrix
+from .params import parse_params
+from .retrieval import CorpusIndex
+from .tools import bench
+from .tools.audit import EMBEDDING_TOKEN_LIMIT, audit, format_report
+from .tools.versioning import canonical_config, index_version
 
-__all__ = ["main", "parse_params"]
+__all__ = ["main", "build_parser"]
 
 
 class CLIError(Exception):
@@ -30,31 +43,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
-
-
-def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
-    """Turn ``["target=512", "prefix=true", "separators=['\\n']"]`` into typed values.
-
-    >>> parse_params(["target=512", "prefix=true", "max=none", "mode=rows"])
-    {'target': 512, 'prefix': True, 'max': None, 'mode': 'rows'}
-    """
-    out: dict[str, Any] = {}
-    for item in items or ():
-        if "=" not in item:
-            raise CLIError(f"--param expects key=value, got {item!r}")
-        key, raw = item.split("=", 1)
-        low = raw.strip().lower()
-        if low in ("true", "false"):
-            value: Any = low == "true"
-        elif low in ("none", "null"):
-            value = None
-        else:
-            try:
-                value = ast.literal_eval(raw)
-            except (ValueError, SyntaxError):
-                value = raw
-        out[key.strip()] = value
-    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -125,6 +113,60 @@ def cmd_chunk(args) -> int:
     return 0
 
 
+def cmd_validate(args) -> int:
+    """Exit 0 when every evidence string is found exactly once, 1 when some line has a problem."""
+    questions, problems = check_questions(args.questions, args.corpus)
+    if args.corpus:
+        corpus = load_corpus(args.corpus)
+    elif args.questions in NAMED_SETS:
+        corpus = load_corpus(NAMED_SETS[args.questions][1])
+    else:
+        raise CLIError("--corpus is required when --questions is a file")
+    report = {"questions_file": args.questions, "corpus": corpus.name, "ok": not problems,
+              **summarize(questions), "problems": [p.to_json() for p in problems]}
+
+    def text() -> str:
+        lines = [f"{args.questions}: {len(questions)} questions located, {report['evidence']} evidence strings, "
+                 f"corpus {corpus.name!r} ({len(corpus)} documents, {corpus.text_chars:,} chars)",
+                 "by type:       " + (", ".join(f"{k} {v}" for k, v in report["by_type"].items()) or "-"),
+                 "by difficulty: " + (", ".join(f"{k} {v}" for k, v in report["by_difficulty"].items()) or "-")]
+        if problems:
+            lines.append(f"FAILED: {len(problems)} problems on {len({p.line for p in problems})} lines:")
+            lines.extend(f"  {p}" for p in problems)
+        else:
+            lines.append("OK: every evidence string found exactly once")
+        return "\n".join(lines)
+
+    _emit(args, report, text)
+    return 1 if problems else 0
+
+
+def cmd_audit(args) -> int:
+    """Every item of article 000's checklist as PASS or FAIL; exit 1 when some item fails."""
+    if args.config:
+        with open(args.config, encoding="utf-8") as f:
+            config = json.load(f)
+    else:
+        config = {"strategy": args.strategy, "params": parse_params(args.param),
+                  "use_context": args.context, "transcribe_tables": args.transcribe_tables}
+    canon = canonical_config(config)
+    items = audit(args.corpus, canon, args.questions, k=args.k, token_limit=args.token_limit)
+    version = index_version(canon, load_corpus(args.corpus).documents)
+    failed = sum(not it.passed for it in items)
+    payload = {"corpus": args.corpus, "config": canon, "index_version": version, "ok": not failed,
+               "items": [it._asdict() for it in items]}
+
+    def text() -> str:
+        head = (f"chunklab audit: {get_strategy(canon['strategy'], **canon['params'])!r} on {args.corpus}, "
+                f"use_context={canon['use_context']}, transcribe_tables={canon['transcribe_tables']}, "
+                f"index version {version}")
+        return head + "\n" + format_report(items)
+
+    _emit(args, payload, text)
+    return 1 if failed else 0
+
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m chunklab", description="Chunk documents and measure the result.")
     p.add_argument("--version", action="version", version=f"chunklab {__version__}")
@@ -180,8 +222,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="one-line JSON")
     s.set_defaults(func=cmd_bench)
 
-    for name, (_, _, help_text) in DELEGATED.items():
-        sub.add_parser(name, help=help_text + f" (see: python -m chunklab {name} --help)", add_help=False)
+    s = sub.add_parser("validate", help="check that every evidence string is found exactly once")
+    s.add_argument("--corpus", "-c", help="corpus name (xiaobei, laws, laws:民法典, stdlib) or folder path")
+    s.add_argument("--questions", "-q", required=True, help="JSONL question file, or a named set")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("audit", help="article 000's self-check list, measured: each item PASS or FAIL")
+    s.add_argument("--corpus", "-c", required=True, help="xiaobei, laws, laws:民法典, stdlib, or a folder")
+    s.add_argument("--strategy", "-s", default="auto", help="strategy name (default: auto)")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    s.add_argument("--config", help="a JSON file with the configuration (overrides --strategy/--param)")
+    s.add_argument("--context", action="store_true", help="index Chunk.context with the text (use_context)")
+    s.add_argument("--transcribe-tables", action="store_true", help="transcribe table rows into the context")
+    s.add_argument("--questions", "-q", help="labeled questions: a named set (xiaobei, laws, stdlib) or a JSONL file")
+    s.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
+    s.add_argument("--token-limit", type=int, default=EMBEDDING_TOKEN_LIMIT,
+                   help=f"embedding model limit in cl100k tokens (default {EMBEDDING_TOKEN_LIMIT})")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_audit)
     return p
 
 
@@ -198,8 +257,6 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
 
 def _load(args):
     """The corpus and questions named by ``--corpus`` / ``--questions`` (questions may be a named set)."""
-    from .datasets import load_corpus
-    from .questions import NAMED_SETS, load_questions
 
     corpus_name = args.corpus
     if corpus_name is None:
@@ -217,9 +274,6 @@ def _load(args):
 
 
 def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
-    import time
-
-    from .evaluation import evaluate
 
     strategy = get_strategy(name, **params)
     t0 = time.perf_counter()
@@ -232,9 +286,6 @@ def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
 
 
 def cmd_eval(args) -> int:
-    import numpy as np
-
-    from .evaluation import Layout
 
     if args.misses < 0:
         raise CLIError(f"--misses must be an int >= 0, got {args.misses}")
@@ -273,8 +324,6 @@ def cmd_eval(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .evaluation import compare
-    from .retrieval import CorpusIndex
 
     corpus, questions = _load(args)
     index = CorpusIndex(corpus.documents)
@@ -296,7 +345,6 @@ def cmd_compare(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from .matrix import ARTICLE_002_GRID, run_matrix
 
     corpus, questions = _load(args)
     if args.grid in (None, "article002"):
@@ -319,7 +367,6 @@ def cmd_matrix(args) -> int:
             raise CLIError(f"--out must end in .csv or .json, got {out.name!r}")
         if not out.parent.is_dir():
             raise CLIError(f"--out: folder {out.parent} does not exist")
-    from .matrix import expand_grid
 
     configs, skipped = expand_grid(grid)
     if not configs:
@@ -327,8 +374,6 @@ def cmd_matrix(args) -> int:
         raise CLIError(f"no config of the grid can run ({len(skipped)} skipped: {reasons})")
     executor = None
     if args.jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
         executor = ProcessPoolExecutor(max_workers=args.jobs)
     try:
         res = run_matrix(corpus.documents, questions, grid, k=args.k, executor=executor,
@@ -355,9 +400,6 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from . import bench
-    from .datasets import load_corpus
-    from .questions import generate_scale_questions, load_questions
 
     if args.name == "chunk":
         result = bench.bench_chunk(load_corpus(args.corpus or "laws").documents)
@@ -371,7 +413,6 @@ def cmd_bench(args) -> int:
             qs = load_questions(args.questions, corpus)
         elif any(d.meta.get("articles") for d in corpus.documents):
             # known-item questions generated from this document's articles (as for laws-scale)
-            from .datasets import Corpus
 
             qs = generate_scale_questions(Corpus(corpus.name, [doc]), n=200)
         else:
@@ -382,26 +423,13 @@ def cmd_bench(args) -> int:
     return 0
 
 
-#: Subcommands implemented by their own module's ``*_main(argv)``, with their own options.
-DELEGATED = {
-    "validate": ("chunklab.questions", "validate_main", "check that every evidence string is found exactly once"),
-    "audit": ("chunklab.audit", "audit_main", "article 000's self-check list, measured: each item PASS or FAIL"),
-}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in DELEGATED:
-        import importlib
-
-        module, func, _ = DELEGATED[argv[0]]
-        return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    from .questions import QuestionError
 
     try:
         return int(args.func(args) or 0)

@@ -19,26 +19,25 @@ Every span handed back is exact: ``document.text[start:end]`` is the text.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from .core import trim_span as _trim
-from .base import Strategy, iter_pieces
+from .base import Strategy
 from .core import Chunk, Document, as_document
-from .strategies.linguistic import Recursive, sentence_spans
+from .length import count_tokens
+from .parsing.text import section_starts, window_bounds
+from .retrieval import Ranking, _check_k, rrf
+from .strategies.hierarchy import sentence_units
+from .strategies.linguistic import Recursive
 
 __all__ = [
     "ParentChildIndex", "ParentRanking", "SentenceWindowIndex", "ContextItem", "Context", "FusedHit",
     "multi_granularity", "section_starts", "sentence_units", "span_overlap", "window_bounds",
 ]
 
-#: A blank line (possibly with spaces) ends a paragraph, as in the ``paragraph`` strategy.
-_BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n\s*")
-
 
 def _default_count() -> Callable[[str], int]:
-    from .length import count_tokens
     return count_tokens
 
 
@@ -289,8 +288,6 @@ class ParentRanking:
     def search(self, queries: Sequence[str], k: int = 5) -> Any:
         import numpy as np
 
-        from .retrieval import Ranking, _check_k
-
         k = _check_k(k)
         queries = list(queries)
         found = self.bm25.search(self.index.encode_queries(queries), k=self.fanout * k)
@@ -309,72 +306,6 @@ class ParentRanking:
 
 
 # -- sentence windows ------------------------------------------------------------------------
-
-def section_starts(doc: Document, sections: Strategy | str | None = "paragraph") -> list[int]:
-    """Offsets where sections of ``doc`` begin (always including 0).
-
-    ``sections`` is ``"paragraph"`` (blank lines), ``"document"`` (one
-    section), or a strategy whose chunk starts begin sections (e.g. a
-    markdown-heading strategy). Sections tile the document: each runs to the
-    next start, so nothing falls outside a section.
-
-    >>> section_starts(Document("d", "甲。\\n\\n乙。丙。"))
-    [0, 4]
-    """
-    text = doc.text
-    if sections is None or sections == "document":
-        return [0]
-    if sections == "paragraph":
-        return [0, *(s for s, _ in list(iter_pieces(text, 0, len(text), _BLANK_LINE))[1:])]
-    if isinstance(sections, Strategy):
-        return sorted({0, *(c.start for c in sections.split(doc))})
-    raise ValueError(f"sections must be 'paragraph', 'document', None or a Strategy, got {sections!r}")
-
-
-def sentence_units(doc: Document, start: int, end: int, starts: Sequence[int], max_len: int | None = None,
-                   ) -> list[tuple[int, int, int, str]]:
-    """``(start, end, section, level)`` of every sentence in ``doc.text[start:end]``, trimmed.
-
-    Sentences are cut inside each section, so none crosses a section start;
-    a sentence longer than ``max_len`` characters is cut by ``recursive``
-    (``level`` is then ``"recursive"``, else ``"sentence"``). ``section``
-    numbers the sections of ``starts`` (0-based).
-    """
-    text = doc.text
-    bounds = [*starts, len(text)]
-    out: list[tuple[int, int, int, str]] = []
-    for si in range(len(bounds) - 1):
-        a, b = max(bounds[si], start), min(bounds[si + 1], end)
-        if a >= b:
-            continue
-        for s, e in sentence_spans(text, a, b):
-            s, e = _trim(text, s, e)
-            if s >= e:
-                continue
-            if max_len is not None and e - s > max_len:
-                for rs, re_, _ in Recursive(target=max_len)._spans(doc, s, e):
-                    rs, re_ = _trim(text, rs, re_)
-                    if rs < re_:
-                        out.append((rs, re_, si, "recursive"))
-            else:
-                out.append((s, e, si, "sentence"))
-    return out
-
-
-def window_bounds(sections: Sequence[int], i: int, w: int) -> tuple[int, int]:
-    """First and last unit of the ``±w`` window around unit ``i`` within its section.
-
-    >>> window_bounds([0, 0, 0, 1, 1], 2, 1), window_bounds([0, 0, 0, 1, 1], 3, 2)
-    ((1, 2), (3, 4))
-    """
-    lo = i
-    while lo > 0 and i - lo < w and sections[lo - 1] == sections[i]:
-        lo -= 1
-    hi = i
-    while hi + 1 < len(sections) and hi - i < w and sections[hi + 1] == sections[i]:
-        hi += 1
-    return lo, hi
-
 
 class SentenceWindowIndex:
     """Search single sentences; read each hit with ``window`` sentences on either side.
@@ -505,8 +436,6 @@ def multi_granularity(rankings_a: Sequence[int], rankings_b: Sequence[int], chun
     >>> [(h.source, h.chunk.text) for h in multi_granularity([0, 1], [0], small, big, k=3)]
     [('a', '甲乙'), ('b', '甲乙丙丁')]
     """
-    from .retrieval import rrf
-
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
     if not 0.0 <= max_overlap <= 1.0:

@@ -6,18 +6,16 @@ read the same declaration.
 """
 from __future__ import annotations
 
+import ast
 import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-__all__ = ["Param", "ParamError"]
+__all__ = ["Param", "ParamError", "parse_params"]
 
 
 class ParamError(ValueError):
     """A parameter value outside its declared range (a ``ValueError``)."""
-
-
-_NONE = object()
 
 
 @dataclass(frozen=True)
@@ -121,3 +119,28 @@ class Param:
 
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
+    """Turn ``["target=512", "prefix=true", "separators=['\\n']"]`` into typed values.
+
+    >>> parse_params(["target=512", "prefix=true", "max=none", "mode=rows"])
+    {'target': 512, 'prefix': True, 'max': None, 'mode': 'rows'}
+    """
+    out: dict[str, Any] = {}
+    for item in items or ():
+        if "=" not in item:
+            raise ParamError(f"--param expects key=value, got {item!r}")
+        key, raw = item.split("=", 1)
+        low = raw.strip().lower()
+        if low in ("true", "false"):
+            value: Any = low == "true"
+        elif low in ("none", "null"):
+            value = None
+        else:
+            try:
+                value = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                value = raw
+        out[key.strip()] = value
+    return out

@@ -112,7 +112,7 @@ def test_repetitive_text_with_overlap_is_placed_in_order_and_never_lost(text, si
 
 
 def test_other_splitters_run_through_the_whole_harness():
-    from chunklab.questions import load_questions
+    from chunklab.datasets.questions import load_questions
     from chunklab.base import get_strategy
 
     corpus = load_corpus("xiaobei")

@@ -6,10 +6,10 @@ import json
 import pytest
 
 from chunklab import Document
-from chunklab.audit import THRESHOLDS, AuditItem, audit, audit_main, format_report
+from chunklab.tools.audit import THRESHOLDS, AuditItem, audit, format_report
 from chunklab.cli import main
 from chunklab.datasets import Corpus
-from chunklab.questions import parse_questions
+from chunklab.datasets.questions import parse_questions
 
 HANDBOOK = ("# 员工手册\n\n## 年假\n\n员工累计工作满一年不满十年的，年休假五天；满十年不满二十年的，十天。\n\n"
             "## 病假\n\n病假需二级及以上医院开具证明，单次不超过三十天，病假期间按基本工资的百分之六十发放。\n\n"
@@ -133,7 +133,7 @@ def test_cli_pass_fail_and_json(tmp_path, capsys):
 
 
 def test_cli_errors_exit_2(capsys):
-    assert audit_main(["--corpus", "no-such-corpus"]) == 2
-    assert "chunklab audit: error:" in capsys.readouterr().err
-    assert audit_main(["--corpus", "xiaobei", "--strategy", "fixed", "--param", "size=0"]) == 2
-    assert audit_main([]) == 2  # --corpus is required (argparse exits 2)
+    assert main(["audit", "--corpus", "no-such-corpus"]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+    assert main(["audit", "--corpus", "xiaobei", "--strategy", "fixed", "--param", "size=0"]) == 2
+    assert main(["audit"]) == 2  # --corpus is required (argparse exits 2)

@@ -209,9 +209,9 @@ def test_bench_widget_and_chunk_keys(own, capsys):
 
 
 def test_bench_matrix_keys_on_a_small_grid(own):
-    from chunklab import bench
+    from chunklab.tools import bench
     from chunklab.datasets import load_corpus
-    from chunklab.questions import load_questions
+    from chunklab.datasets.questions import load_questions
 
     folder, q = own
     corpus = load_corpus(str(folder))

@@ -7,9 +7,9 @@ import types
 import numpy as np
 import pytest
 
-import chunklab.embed as embed
+import chunklab.retrieval.embed as embed
 from chunklab import Document
-from chunklab.embed import CachedEmbedder, Embedder, LSAEmbedder, SentenceTransformerEmbedder
+from chunklab.retrieval.embed import CachedEmbedder, Embedder, LSAEmbedder, SentenceTransformerEmbedder
 
 LEAVE = ["年假天数按累计工龄计算", "未休年假可以结转到次年", "年假需要提前三天申请",
          "病假需要提供医院证明", "病假工资按基本工资计算"]

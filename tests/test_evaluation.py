@@ -302,7 +302,7 @@ def test_budget_in_tokens_counts_the_new_text_of_chunks_anywhere_in_a_document()
 
 
 def test_evaluate_dense_and_hybrid(law):
-    from chunklab.embed import LSAEmbedder
+    from chunklab.retrieval.embed import LSAEmbedder
     from chunklab.retrieval import DenseIndex, Ranking, fuse
 
     doc = law[0]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunklab.exercises import check, get_exercise, list_exercises
+from chunklab.book.exercises import check, get_exercise, list_exercises
 
 EXERCISES = [ex.id for ex in list_exercises()]
 
@@ -58,7 +58,7 @@ def test_infinite_loop_is_reported_not_hung(monkeypatch):
         ex.timeout = old
     assert not result.passed
     assert any("死循环" in msg for _, _, msg in result.lines)
-    # the alarm goes to the main thread itself, not to the process (see chunklab.exercises._guard)
+    # the alarm goes to the main thread itself, not to the process (see chunklab.book.exercises._guard)
     assert sent == [(threading.main_thread().ident, signal.SIGALRM)]
 
 

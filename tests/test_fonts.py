@@ -1,4 +1,4 @@
-"""chunklab.fonts: Chinese renders in matplotlib figures without missing glyphs."""
+"""chunklab.viz.fonts: Chinese renders in matplotlib figures without missing glyphs."""
 from __future__ import annotations
 
 import io
@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from chunklab import fonts  # noqa: E402
+from chunklab.viz import fonts  # noqa: E402
 
 LABELS = ("切分决定召回上限", "块大小（字符）", "召回上限：答案被完整保留的比例")
 

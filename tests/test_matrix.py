@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import pytest
 
 from chunklab.core import Document
-from chunklab.matrix import ARTICLE_002_GRID, MatrixResult, expand_grid, run_matrix
+from chunklab.evaluation.matrix import ARTICLE_002_GRID, MatrixResult, expand_grid, run_matrix
 
 Q = namedtuple("Q", "id question spans")
 GoldSpan = namedtuple("GoldSpan", "doc_id start end")

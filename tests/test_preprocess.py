@@ -15,11 +15,11 @@ from chunklab.preprocess import (
 )
 from chunklab.preprocess import ocr as ocr_mod
 from chunklab.preprocess.layout import is_page_number
-from chunklab.preprocess.measure import (
+from chunklab.book.reading_order import (
     READING_ORDER_QUESTIONS, bm25_hits, evidence_presence, library_text, squash,
 )
 from chunklab.preprocess.pdf import EMPTY_PAGE, NO_TEXT_LAYER, Segment
-from chunklab.preprocess.pdfgen import HEADER_LEFT, build_pdfs, write_bad_pdfs
+from chunklab.book.pdfgen import HEADER_LEFT, build_pdfs, write_bad_pdfs
 from chunklab.preprocess.tables import clean_cell
 
 EVIDENCE = [q.evidence for q in READING_ORDER_QUESTIONS]

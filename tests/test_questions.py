@@ -8,10 +8,11 @@ import pytest
 
 from chunklab import Document
 from chunklab.datasets import Corpus, data_dir, load_corpus
-from chunklab.questions import (
+from chunklab.datasets.questions import (
     EvidenceError, GoldSpan, QuestionFormatError, check_questions, dump_questions,
-    generate_scale_questions, load_questions, parse_questions, summarize, validate_main,
+    generate_scale_questions, load_questions, parse_questions, summarize,
 )
+from chunklab.cli import main as cli_main
 
 CORPUS = Corpus("demo", [
     Document("handbook", "# 员工手册\n\n## 3.1 年假\n工作满一年可享受年假五天。\n\n## 3.2 病假\n病假需提供医院证明。", title="员工手册"),
@@ -88,6 +89,11 @@ def test_doc_narrows_the_search_and_reports_where_else_it_is():
     assert ok[0].spans[0].doc_id == "faq"
     with pytest.raises(EvidenceError, match=r"not found in doc 'faq' \(but found in 'handbook'\)"):
         parse_questions([json.dumps(rec(1, "工作满一年", doc="常见问题"))], CORPUS)
+
+
+def validate_main(argv):
+    """``python -m chunklab validate ARGV``."""
+    return cli_main(["validate", *argv])
 
 
 def test_validate_main_exit_codes(tmp_path, capsys):

@@ -31,7 +31,7 @@ def evaluate_config(config: dict[str, Any]):
     from chunklab import get_strategy
     from chunklab.datasets import load_corpus
     from chunklab.evaluation import evaluate
-    from chunklab.questions import load_questions
+    from chunklab.datasets.questions import load_questions
 
     corpus = load_corpus(config["corpus"])
     questions = load_questions(config["questions"], corpus)

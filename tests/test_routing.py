@@ -10,7 +10,7 @@ import pytest
 import chunklab
 from chunklab import Document, check_chunks
 from chunklab.base import _REGISTRY
-from chunklab.routing import ROUTES, RULES, THRESHOLDS, RoutedStrategy, features, route
+from chunklab.strategies.router import ROUTES, RULES, THRESHOLDS, RoutedStrategy, features, route
 
 XIAOBEI = Path(__file__).resolve().parents[1] / "data" / "xiaobei"
 

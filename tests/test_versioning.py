@@ -6,8 +6,9 @@ import json
 import pytest
 
 import chunklab
+import chunklab._version
 from chunklab import Document
-from chunklab.versioning import (
+from chunklab.tools.versioning import (
     build_manifest, canonical_config, chunk_corpus, config_hash, corpus_fingerprint, index_version,
     plan_rechunk, rechunk, transcribe_tables,
 )
@@ -69,7 +70,7 @@ def test_version_ignores_key_order_but_not_values():
 
 def test_version_changes_with_chunklab_version(monkeypatch):
     before = index_version(CONFIG, DOCS)
-    monkeypatch.setattr(chunklab, "__version__", "9.9.9")
+    monkeypatch.setattr(chunklab._version, "__version__", "9.9.9")
     assert index_version(CONFIG, DOCS) != before
 
 
@@ -108,7 +109,7 @@ def test_plan_full_rebuild_on_config_or_code_change(monkeypatch):
     p = plan_rechunk(old, DOCS, {**CONFIG, "params": {"target": 300}})
     assert p.full_rebuild and p.rechunk == tuple(d.id for d in DOCS) and p.delete == tuple(old["documents"])
     assert p.keep == () and "target 200 → 300" in p.reasons[0]
-    monkeypatch.setattr(chunklab, "__version__", "0.2.0")
+    monkeypatch.setattr(chunklab._version, "__version__", "0.2.0")
     p = plan_rechunk(old, DOCS, CONFIG)
     assert p.full_rebuild and any("chunklab 版本" in r for r in p.reasons) and "全量" in p.summary()
 

@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from chunklab import Document  # noqa: E402
-from chunklab.widgets import (Debouncer, EvaluationExplorer, MatrixExplorer, StrategyExplorer,  # noqa: E402
+from chunklab.viz.widgets import (Debouncer, EvaluationExplorer, MatrixExplorer, StrategyExplorer,  # noqa: E402
                               param_widgets, static_tabs)
 
 DOC = Document("h", "### 3.1 年假\n员工累计工作满一年不满十年的，年休假五天。\n\n### 3.2 病假\n病假期间按基本工资的百分之六十发放。")
@@ -71,7 +71,7 @@ def test_debouncer_coalesces_bursts():
 
 def test_evaluation_explorer_reacts_and_opens_bad_cases():
     from chunklab.datasets import load_corpus
-    from chunklab.questions import load_questions
+    from chunklab.datasets.questions import load_questions
 
     corpus = load_corpus("xiaobei")
     qs = load_questions("xiaobei", corpus)[:60]

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-import chunklab
 from ..core import Document
 from . import files, laws
 from .files import load_folder
@@ -57,7 +56,7 @@ def data_dir() -> Path:
     env = os.environ.get("CHUNKLAB_DATA")
     if env:
         return Path(env)
-    return Path(chunklab.__file__).resolve().parents[1] / "data"
+    return Path(__file__).resolve().parents[2] / "data"
 
 
 @dataclass(frozen=True, eq=False)

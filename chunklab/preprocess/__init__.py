@@ -3,8 +3,10 @@
 Parsing decides whether the evidence can be read at all: a sentence that the
 extractor broke in two, or that a running footer cut through, cannot be
 retrieved whole by any chunking. This package makes each step visible and
-testable on PDFs generated from the 小北 corpus (:mod:`.pdfgen`):
+testable on PDFs generated from the 小北 corpus (:mod:`chunklab.book.pdfgen`):
 
+* :mod:`.model` — the pages, segments and boxes the other modules share, and the
+  reasons a page is skipped;
 * :mod:`.pdf` — the text layer as segments with page numbers and boxes,
   assembled into a :class:`~chunklab.Document` whose ``meta["spans"]`` maps
   every character range back to the page (:func:`locate`, :func:`pages_of`);
@@ -27,7 +29,7 @@ from typing import Any, Iterable
 from ..core import Document
 from .layout import ORDERS, find_columns, order_page, remove_running_lines, running_lines
 from .ocr import cer, ocr_available, ocr_image, ocr_unavailable_reason
-from .pdf import PdfError, Region, build_document, extract_pdf, locate, pages_of, read_pages
+from .pdf import PdfError, Region, _extract_step, build_document, extract_pdf, locate, pages_of, read_pages
 from .tables import to_markdown
 
 __all__ = [
@@ -57,8 +59,6 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
     Pages that give no text are listed in ``meta["skipped_pages"]`` with the
     reason. Raises :class:`PdfError` for a file that cannot be read at all.
     """
-    from .pdf import _extract_step
-
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
     if ocr not in (True, False, "auto"):

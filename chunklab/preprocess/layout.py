@@ -29,7 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from .pdf import Page, Segment
+from .model import Page, Segment
 
 __all__ = ["Placed", "find_columns", "order_page", "running_lines", "remove_running_lines", "is_page_number",
            "PAGE_NUMBER_PATTERNS", "ORDERS"]

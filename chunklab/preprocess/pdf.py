@@ -32,20 +32,19 @@ from __future__ import annotations
 import bisect
 import statistics
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 from ..core import Chunk, Document
+from . import ocr as ocr_mod
+from .layout import order_page
+from .model import EMPTY_PAGE, NO_TEXT_LAYER, Page, Region, Segment
+from .tables import find_tables
 
 __all__ = [
     "PdfError", "Segment", "Page", "Region", "read_pages", "segments_from_chars", "build_document",
     "extract_pdf", "locate", "pages_of", "EMPTY_PAGE", "NO_TEXT_LAYER",
 ]
-
-#: ``skipped_pages`` reason prefixes.
-EMPTY_PAGE = "empty page: no text and no image"
-NO_TEXT_LAYER = "no text layer (a scanned page)"
 
 #: A gap wider than this many font sizes between two characters on one baseline starts a new
 #: segment (a column gutter, a table cell border); narrower gaps are word spaces.
@@ -66,59 +65,6 @@ class PdfError(ValueError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{path}: {reason}")
-
-
-@dataclass
-class Segment:
-    """A run of text on one baseline of one page: a line of a column, a table, or an OCR line.
-
-    ``chars`` holds the horizontal extent ``(x0, x1)`` of each character of
-    ``text`` (a space inserted for a gap spans the gap); it is None when only the
-    segment's box is known (OCR, tables). A table segment's ``text`` is a
-    Markdown table and ``cells`` gives ``(start, end, bbox)`` of each cell's text in it.
-    """
-
-    page: int
-    text: str
-    x0: float
-    top: float
-    x1: float
-    bottom: float
-    size: float
-    chars: tuple[tuple[float, float], ...] | None = None
-    kind: str = "text"
-    cells: tuple[tuple[int, int, tuple[float, float, float, float]], ...] = ()
-
-    @property
-    def bbox(self) -> tuple[float, float, float, float]:
-        return (self.x0, self.top, self.x1, self.bottom)
-
-    @property
-    def width(self) -> float:
-        return self.x1 - self.x0
-
-
-@dataclass
-class Page:
-    """One page: its number (1-based), size, segments, and why it was skipped (if it was)."""
-
-    number: int
-    width: float
-    height: float
-    segments: list[Segment] = field(default_factory=list)
-    n_images: int = 0
-    skipped: str | None = None
-    ocr: dict[str, Any] | None = None
-
-
-class Region(NamedTuple):
-    """Where a piece of text sits: page number (1-based) and box in points."""
-
-    page: int
-    x0: float
-    top: float
-    x1: float
-    bottom: float
 
 
 # -- characters to segments ------------------------------------------------------------------
@@ -241,7 +187,6 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
                 chars = list(pp.chars)
                 page.n_images = len(pp.images)
                 if tables and chars:
-                    from .tables import find_tables
                     found = find_tables(pp, number)
                     if found:
                         page.segments.extend(found)
@@ -267,8 +212,6 @@ def _inside(c: dict, bbox: tuple[float, float, float, float]) -> bool:
 
 def _ocr_page(pp, page: Page, ocr: bool | str, lang: str) -> None:
     """OCR an image-only page in place (or record why not)."""
-    from . import ocr as ocr_mod
-
     if not ocr:
         page.skipped = f"{NO_TEXT_LAYER}; OCR is off"
         return
@@ -370,8 +313,6 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
     ``columns``
         page number -> the column intervals ``[x0, x1]`` used (``"columns"`` order).
     """
-    from .layout import order_page
-
     parts: list[str] = []
     pos = 0
     spans: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .pdf import Segment
+from .model import Segment
 
 __all__ = ["TABLE_SETTINGS", "clean_cell", "to_markdown", "find_tables"]
 

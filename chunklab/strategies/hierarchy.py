@@ -8,15 +8,16 @@ auto-merge) are in :mod:`chunklab.hierarchy`.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..base import Span, Strategy, register, size_params
 from ..core import Document
-from ..hierarchy import section_starts, sentence_units, window_bounds
+from ..core import trim_span as _trim
 from ..params import Param
+from ..parsing.text import section_starts, sentence_spans, window_bounds
 from .linguistic import Recursive
 
-__all__ = ["ParentChild", "SentenceWindow"]
+__all__ = ["ParentChild", "SentenceWindow", "sentence_units"]
 
 
 @register
@@ -58,6 +59,36 @@ class ParentChild(Strategy):
             for s, e, meta in child._spans(doc, ps, pe):
                 yield s, e, {**meta, "parent": pi, "parent_span": (ps, pe)}
             pi += 1
+
+
+def sentence_units(doc: Document, start: int, end: int, starts: Sequence[int], max_len: int | None = None,
+                   ) -> list[tuple[int, int, int, str]]:
+    """``(start, end, section, level)`` of every sentence in ``doc.text[start:end]``, trimmed.
+
+    Sentences are cut inside each section, so none crosses a section start;
+    a sentence longer than ``max_len`` characters is cut by ``recursive``
+    (``level`` is then ``"recursive"``, else ``"sentence"``). ``section``
+    numbers the sections of ``starts`` (0-based).
+    """
+    text = doc.text
+    bounds = [*starts, len(text)]
+    out: list[tuple[int, int, int, str]] = []
+    for si in range(len(bounds) - 1):
+        a, b = max(bounds[si], start), min(bounds[si + 1], end)
+        if a >= b:
+            continue
+        for s, e in sentence_spans(text, a, b):
+            s, e = _trim(text, s, e)
+            if s >= e:
+                continue
+            if max_len is not None and e - s > max_len:
+                for rs, re_, _ in Recursive(target=max_len)._spans(doc, s, e):
+                    rs, re_ = _trim(text, rs, re_)
+                    if rs < re_:
+                        out.append((rs, re_, si, "recursive"))
+            else:
+                out.append((s, e, si, "sentence"))
+    return out
 
 
 @register

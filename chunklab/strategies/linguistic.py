@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 from ..base import Span, Strategy, iter_pieces, register, size_params
 from ..core import Document
 from ..params import Param, ParamError
+from ..parsing.text import _BLANK_LINE, sentence_spans
 
 __all__ = ["Recursive", "Sentence", "Paragraph", "Line", "DEFAULT_SEPARATORS", "LANGCHAIN_SEPARATORS",
            "sentence_spans", "pack_units"]
@@ -300,24 +301,6 @@ def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, measure, t
 
 # -- unit-based strategies ------------------------------------------------
 
-#: A sentence ends at 。！？!?… (or ；; when ``clauses=True``) plus any closing quotes and
-#: brackets, or at an English full stop followed by whitespace, or at a line break. A full stop
-#: right after a digit ("4. ") numbers a list item and does not end a sentence.
-_SENT_END = re.compile(r"(?:[。！？!?…]+|(?<![0-9])\.(?=\s))[”’」』）)\]\"']*|\n+")
-_SENT_END_CLAUSE = re.compile(r"(?:[。！？!?…；;]+|(?<![0-9])\.(?=\s))[”’」』）)\]\"']*|\n+")
-
-
-def sentence_spans(text: str, start: int = 0, end: int | None = None, clauses: bool = False) -> list[tuple[int, int]]:
-    """Sentence spans of ``text[start:end]``, each including its end mark and closing quotes.
-
-    >>> t = "他说：“好。”然后走了！Then he left. OK"
-    >>> [t[s:e] for s, e in sentence_spans(t)]
-    ['他说：“好。”', '然后走了！', 'Then he left.', ' OK']
-    """
-    end = len(text) if end is None else end
-    return list(iter_pieces(text, start, end, _SENT_END_CLAUSE if clauses else _SENT_END))
-
-
 def pack_units(units: list[tuple[int, int]], target: int, overlap: int, measure, text: str,
                max_units: int | None = None) -> list[tuple[int, int]]:
     """Greedily pack consecutive units into spans up to ``target`` (and ``max_units``).
@@ -419,7 +402,6 @@ class Sentence(_UnitStrategy):
         return sentence_spans(text, start, end, self.clauses)
 
 
-_BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n\s*")
 _NEWLINE = re.compile(r"\n")
 
 

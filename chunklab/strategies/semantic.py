@@ -15,7 +15,7 @@ Then the size knobs: a segment shorter than ``min`` joins the neighbour it is
 more similar to (when the result fits the cap), and a segment longer than the
 cap goes to ``recursive``, recorded in ``meta["level"]``.
 
-The default embedder is an :class:`~chunklab.embed.LSAEmbedder` fitted on the
+The default embedder is an :class:`~chunklab.retrieval.embed.LSAEmbedder` fitted on the
 document's own sentences, so the chunker needs no corpus and no network. A
 corpus-level embedder is better (idf and topics estimated from every
 document, one vector space for all): build it once with
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..base import Span, Strategy, register, size_params
 from ..core import Document, as_document
-from ..embed import LSAEmbedder, check_embeddings, normalize_rows
+from ..retrieval.embed import LSAEmbedder, check_embeddings, normalize_rows
 from ..params import Param
 from .linguistic import Recursive, sentence_spans
 
@@ -81,7 +81,7 @@ class Semantic(Strategy):
     segments join their more similar neighbour if the result fits the cap;
     segments longer than the cap (``max``, or ``target``) go to ``recursive``
     at ``target`` and their chunks record it. ``embedder``: any callable
-    ``list[str] -> (n, d) array`` (see :mod:`chunklab.embed`); ``None`` fits
+    ``list[str] -> (n, d) array`` (see :mod:`chunklab.retrieval.embed`); ``None`` fits
     an ``LSAEmbedder`` on the document's own sentences.
 
     >>> text = ("年假按工龄计算。年假可以结转五天。年假需提前申请。"

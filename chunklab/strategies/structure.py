@@ -25,17 +25,17 @@ Every chunk records the level that produced it in ``meta["level"]``
 """
 from __future__ import annotations
 
-import html
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from typing import Callable, Iterable, Iterator
 
 from ..core import trim_span as _trim
 from ..base import Span, Strategy, register, size_params
 from ..core import Document
 from ..params import Param, ParamError
+from ..parsing.clauses import _heading_like, classify_clause_line
+from ..parsing.markdown import HTML_BLOCK_TAGS, _TagScanner, _lines, _visible, markdown_headings
 from .geometric import Fixed, Token
 from .linguistic import DEFAULT_SEPARATORS, Recursive
 
@@ -53,23 +53,6 @@ def _sizer(strategy: Strategy, text: str) -> Sizer:
         return lambda a, b: b - a
     measure = strategy.measure
     return lambda a, b: measure(text[a:b])
-
-
-def _lines(text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
-    """``(line_start, next_line_start, line)`` for each line of ``text[start:end]``.
-
-    Lines end at ``\\n`` only (``\\r`` is stripped from the line's content), so
-    offsets agree with :mod:`html.parser`'s line numbers and with CRLF files.
-    """
-    pos = start
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        nxt = end if nl < 0 else nl + 1
-        line = text[pos:nxt].rstrip("\n").rstrip("\r")
-        yield pos, nxt, line
-        pos = nxt
-
-
 
 
 def _common_prefix(seqs: list[tuple]) -> tuple:
@@ -215,77 +198,11 @@ class _SectionStrategy(Strategy):
 # markdown
 # ---------------------------------------------------------------------------
 
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t]*)")
-_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
-_BLOCK_START = re.compile(r" {0,3}(?:[>*+-]|\d{1,9}[.)]|\|)")
-
-
-def markdown_headings(text: str, start: int = 0, end: int | None = None
-                      ) -> tuple[list[tuple[int, int, int, str]], list[tuple[int, str]]]:
-    """Headings of ``text[start:end]`` as ``(start, body_start, level, title)``, plus warnings.
-
-    Follows CommonMark where it matters for chunking: an ATX heading needs a
-    space after its ``#`` marks (``#标题`` is a paragraph), may have a closing
-    ``#`` sequence and may be empty; a setext heading is one paragraph line
-    underlined with ``=`` (level 1) or ``-`` (level 2); nothing inside a fenced
-    code block (````` ``` ````` or ``~~~``) is a heading, and an unclosed fence
-    runs to the end of the text (reported as a warning ``(position, message)``).
-    A YAML front-matter block (``---`` ... ``---`` at the very start) is skipped.
-
-    >>> t = "# 员工手册\\n## 病假\\n```\\n# 不是标题\\n```"
-    >>> [(lvl, title) for _, _, lvl, title in markdown_headings(t)[0]]
-    [(1, '员工手册'), (2, '病假')]
-    """
-    end = len(text) if end is None else end
-    heads: list[tuple[int, int, int, str]] = []
-    warnings: list[tuple[int, str]] = []
-    fence: tuple[str, int, int] | None = None  # (char, length, position)
-    prev: tuple[int, str] | None = None           # the previous paragraph line (start, content)
-    lines = list(_lines(text, start, end))
-    i = 0
-    if start == 0 and lines and lines[0][2].rstrip() == "---":
-        for j in range(1, len(lines)):
-            if lines[j][2].rstrip() in ("---", "..."):
-                i = j + 1
-                break
-    for ls, nxt, line in lines[i:]:
-        if fence is not None:
-            m = _FENCE_OPEN.fullmatch(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1] and not m.group(2).strip():
-                fence = None
-            continue
-        m = _FENCE_OPEN.fullmatch(line)
-        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-            fence = (m.group(1)[0], len(m.group(1)), ls)
-            prev = None
-            continue
-        m = _ATX.fullmatch(line)
-        if m:
-            title = _ATX_CLOSE.sub("", m.group(2) or "").strip()
-            heads.append((ls, nxt, len(m.group(1)), title))
-            prev = None
-            continue
-        if prev is not None and _SETEXT.fullmatch(line):
-            level = 1 if line.strip()[0] == "=" else 2
-            heads.append((prev[0], nxt, level, prev[1].strip()))
-            prev = None
-            continue
-        if line.strip() and not _BLOCK_START.match(line) and not line.startswith(("    ", "\t")):
-            prev = (ls, line)
-        else:
-            prev = None
-    if fence is not None:
-        warnings.append((fence[2], f"unclosed code fence opened at offset {fence[2]} runs to the end"))
-    return heads, warnings
-
-
 @register
 class Markdown(_SectionStrategy):
     """One Markdown section (heading + body) per chunk, with its heading path.
 
-    Headings are found by :func:`markdown_headings` (``#`` lines inside fenced
+    Headings are found by :func:`~chunklab.parsing.markdown.markdown_headings` (``#`` lines inside fenced
     code are not headings). Each chunk's ``meta["path"]`` lists the heading
     texts from the root, e.g. ``["员工手册", "第三章 考勤与休假", "3.2 病假"]``.
 
@@ -336,48 +253,6 @@ class Markdown(_SectionStrategy):
 # html
 # ---------------------------------------------------------------------------
 
-#: Elements that start a new block: an over-long section is cut only before one of these.
-HTML_BLOCK_TAGS = frozenset(
-    "address article aside blockquote dd details div dl dt fieldset figcaption figure footer form "
-    "header hr li main nav ol p pre section summary table tbody thead tfoot tr ul".split()
-)
-_HTML_HEADINGS = {f"h{i}": i for i in range(1, 7)}
-_INVISIBLE = re.compile(r"<!--.*?(?:-->|$)|<(script|style|head|title)\b.*?(?:</\1\s*>|$)|<[^>]*>?", re.S | re.I)
-_SPACES = re.compile(r"\s+")
-
-
-def _visible(raw: str) -> str:
-    """The text a reader sees on the page: tags, comments, ``<head>``, scripts and styles removed."""
-    return _SPACES.sub(" ", html.unescape(_INVISIBLE.sub(" ", raw))).strip()
-
-
-class _TagScanner(HTMLParser):
-    """Records where headings and block elements start (and headings end) in the source."""
-
-    def __init__(self, line_starts: list[int], base: int) -> None:
-        super().__init__(convert_charrefs=True)
-        self.line_starts, self.base = line_starts, base
-        self.blocks: list[int] = []
-        self.heads: list[tuple[int, int, int]] = []   # (start, end of start tag, level)
-        self.head_ends: list[int] = []                # where each </hN> starts
-
-    def _pos(self) -> int:
-        line, col = self.getpos()
-        return self.base + self.line_starts[line - 1] + col
-
-    def handle_starttag(self, tag, attrs):
-        if tag in _HTML_HEADINGS:
-            s = self._pos()
-            self.heads.append((s, s + len(self.get_starttag_text() or ""), _HTML_HEADINGS[tag]))
-            self.blocks.append(s)
-        elif tag in HTML_BLOCK_TAGS:
-            self.blocks.append(self._pos())
-
-    def handle_endtag(self, tag):
-        if tag in _HTML_HEADINGS:
-            self.head_ends.append(self._pos())
-
-
 @register
 class Html(_SectionStrategy):
     """One HTML section (``<hN>`` and what follows up to the next heading) per chunk.
@@ -389,7 +264,7 @@ class Html(_SectionStrategy):
 
     Edge behaviour: markup before the first heading (``<html><head>...``) with
     no visible text joins the first section when it fits; a section longer
-    than the cap is cut before block elements (:data:`HTML_BLOCK_TAGS`), the
+    than the cap is cut before block elements (:data:`~chunklab.parsing.markdown.HTML_BLOCK_TAGS`), the
     blocks packed up to ``target`` (``meta["split"] == "blocks"``), and a block
     still longer than the cap goes to ``recursive`` (recorded). Malformed HTML
     (unclosed tags, stray ``<``) does not raise: the parser is lenient, and an
@@ -512,79 +387,6 @@ CLAUSE_FALLBACK_CHAIN: tuple[str, ...] = ("recursive", "fixed")
 #: No comma and no "anywhere": a piece with none of these and still too long goes to ``fixed``.
 CLAUSE_SEPARATORS: tuple[str, ...] = DEFAULT_SEPARATORS[:4]
 
-_CN_DIGITS = "零〇一二三四五六七八九十百千万两"
-_NUM = rf"(?:[{_CN_DIGITS}]+|[0-9０-９]+)"
-_SP = "[ \t\u3000]"
-_MD = r"(?:#{1,6}[ \t]+)?"  # a Markdown heading marker may precede a heading or an article mark
-_HEADING_MARK = re.compile(rf"{_SP}*{_MD}第{_NUM}(分编|编|章|节)")
-_APPENDIX = re.compile(rf"{_SP}*{_MD}附{_SP}*则{_SP}*")
-_ARTICLE = re.compile(rf"{_SP}*{_MD}(第{_NUM}条(?:之{_NUM})?)(?=[ \t\u3000:：.．、]|$)")
-_CN_ITEM = re.compile(rf"{_SP}*([{_CN_DIGITS}]+)、")
-_PAREN_ITEM = re.compile(rf"{_SP}*[（(]([{_CN_DIGITS}]+)[)）]")
-_DIGIT_ITEM = re.compile(rf"{_SP}*([0-9０-９]{{1,3}}(?:[.．][0-9０-９]{{1,3}})*)([.．、]?)")
-_SENTENCE_PUNCT = re.compile(r"[。；;！？!?，,]")
-_HEADING_RANKS = {"编": 0, "分编": 1, "章": 2, "节": 3}
-_FULLWIDTH = str.maketrans("０１２３４５６７８９．", "0123456789.")
-
-#: Clause kinds, coarsest first: 0 第X条, 1 一、, 2 （一）, 3 1., 4 1.1, 5 1.1.1 (and deeper).
-CLAUSE_KINDS = ("第X条", "一、", "（一）", "1.", "1.1", "1.1.1")
-
-
-def classify_clause_line(line: str) -> tuple[str, int, str] | None:
-    """Classify one line: ``("heading", rank, title)``, ``("clause", kind, number)`` or ``None``.
-
-    Headings are 第X编 (rank 0), 第X分编 (1), 第X章 (2), 第X节 (3) followed by a
-    space, a colon or the end of the line (or by a short title with no
-    punctuation, ``第一章总则``), and 附则 alone on its line (rank -1: it takes
-    the rank of the coarsest heading kind of the document). Clauses are marked
-    at the start of the line; ``kind`` indexes :data:`CLAUSE_KINDS`. Numbers
-    may be Chinese numerals (零〇百千 included) or Arabic digits, with 之一
-    suffixes for articles.
-
-    >>> classify_clause_line("第一百零二条之一　违反本法……")
-    ('clause', 0, '第一百零二条之一')
-    >>> classify_clause_line("第三章　考勤与休假")
-    ('heading', 2, '第三章　考勤与休假')
-    >>> classify_clause_line("3.2 病假"), classify_clause_line("3.5倍工资")
-    (('clause', 4, '3.2'), None)
-    """
-    m = _HEADING_MARK.match(line)
-    if m:
-        rest = line[m.end():]
-        if not rest.strip() or rest[0] in " \t\u3000:：" or (
-                len(rest) <= 30 and not _SENTENCE_PUNCT.search(rest)):
-            return "heading", _HEADING_RANKS[m.group(1)], line.strip().lstrip("#").strip()
-    if _APPENDIX.fullmatch(line):
-        return "heading", -1, line.strip().lstrip("#").strip()
-    m = _ARTICLE.match(line)
-    if m:
-        return "clause", 0, m.group(1)
-    m = _CN_ITEM.match(line)
-    if m:
-        return "clause", 1, m.group(1)
-    m = _PAREN_ITEM.match(line)
-    if m:
-        return "clause", 2, f"（{m.group(1)}）"
-    m = _DIGIT_ITEM.match(line)
-    if m:
-        number, punct = m.group(1), m.group(2)
-        after = line[m.end():]
-        depth = number.count(".") + number.count("．") + 1
-        if after[:1].isdigit() or after[:1] in ("%", "％"):
-            return None
-        if depth == 1 and not punct:
-            return None
-        if depth > 1 and not punct and after and not after[0].isspace():
-            return None
-        return "clause", 2 + depth, number.translate(_FULLWIDTH)
-    return None
-
-
-def _heading_like(line: str) -> bool:
-    """A numbered line that reads as a heading: short, no sentence punctuation."""
-    s = line.strip()
-    return len(s) <= 30 and not _SENTENCE_PUNCT.search(s)
-
 
 @dataclass
 class _Block:
@@ -598,7 +400,7 @@ class _Block:
 class Clause(Strategy):
     """Clause-aware chunking for laws, contracts and policies: one clause per chunk.
 
-    Lines are classified by :func:`classify_clause_line`. Which numbering is
+    Lines are classified by :func:`~chunklab.parsing.clauses.classify_clause_line`. Which numbering is
     "the clause" is decided per document: 第X条 if the document has any
     (then 一、（一）1. lines are items inside articles and never cut points);
     otherwise the coarsest numbering kind present, except that a kind whose

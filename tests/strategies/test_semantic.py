@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from chunklab import Document, check_chunks, get_strategy
-from chunklab.embed import CachedEmbedder, LSAEmbedder
+from chunklab.retrieval.embed import CachedEmbedder, LSAEmbedder
 from chunklab.params import ParamError
 from chunklab.strategies.semantic import Semantic, boundary_scores, random_boundary_baseline
 

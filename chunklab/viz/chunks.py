@@ -1,4 +1,4 @@
-"""Seeing chunks: an HTML chunk viewer and matplotlib plots with Chinese labels.
+"""Seeing chunks: an HTML chunk viewer that draws chunks over their document.
 
 :func:`show_chunks` draws the document with alternating chunk colours and
 shades overlaps from the chunks' real offsets (never from the ``overlap``
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Sequence
 
-from .core import Chunk, Document, as_document
+from ..core import Chunk, Document, as_document
 
-__all__ = ["ChunkView", "show_chunks", "chunk_stats", "fell_back", "length_histogram", "similarity_curve", "metric_heatmap",
-           "recall_curves", "paired_bars", "budget_curve", "PALETTE"]
+__all__ = ["ChunkView", "show_chunks", "chunk_stats", "fell_back", "PALETTE"]
 
 #: Alternating chunk backgrounds (colour-blind-safe pastel pairs) and the overlap shade.
 PALETTE = ("#dbeafe", "#fde68a", "#d1fae5", "#fbcfe8")
@@ -166,138 +165,3 @@ def show_chunks(document: Document | str, chunks: Sequence[Chunk], *, around: in
         out.append(f'<span class="cl-elide">\n…（后 {len(text) - hi} 字省略）…</span>')
     out.append("</div>")
     return ChunkView("".join(out), chunk_stats(doc, chunks))
-
-
-# -- plots ---------------------------------------------------------------------
-
-def _plt():
-    import matplotlib
-
-    from .fonts import use_cjk_font
-
-    use_cjk_font()
-    import matplotlib.pyplot as plt
-
-    return matplotlib, plt
-
-
-def length_histogram(chunk_sets: Mapping[str, Sequence[Chunk]], *, bins: int = 40, ax=None, title: str = "块长度分布"):
-    """Overlaid histograms of chunk lengths (characters), one per named chunking."""
-    _, plt = _plt()
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(7, 3.6))
-    allmax = max((len(c) for cs in chunk_sets.values() for c in cs), default=1)
-    edges = [allmax * i / bins for i in range(bins + 1)]
-    for name, cs in chunk_sets.items():
-        lens = [len(c) for c in cs]
-        ax.hist(lens, bins=edges, alpha=0.55, label=f"{name}（{len(lens)} 块）")
-    ax.set_xlabel("块长度（字符）")
-    ax.set_ylabel("块数")
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-def similarity_curve(similarities: Sequence[float], threshold: float, breakpoints: Iterable[int] = (), *,
-                     true_boundaries: Iterable[int] = (), ax=None, title: str = "相邻句子的语义相似度"):
-    """The semantic chunker's curve: similarity between consecutive sentences, its threshold and the cuts."""
-    _, plt = _plt()
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, 3.2))
-    xs = list(range(len(similarities)))
-    ax.plot(xs, similarities, color="#2563eb", lw=1.4, label="相似度")
-    ax.axhline(threshold, color="#dc2626", ls="--", lw=1, label=f"阈值 {threshold:.2f}")
-    bps = list(breakpoints)
-    if bps:
-        ax.scatter(bps, [similarities[i] for i in bps], color="#dc2626", zorder=3, label="切点")
-    for i, b in enumerate(true_boundaries):
-        ax.axvline(b, color="#16a34a", alpha=0.5, lw=1, label="真实章节边界" if i == 0 else None)
-    ax.set_xlabel("句子序号")
-    ax.set_ylabel("余弦相似度")
-    ax.set_title(title)
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def metric_heatmap(records: Sequence[Mapping[str, Any]], row: str, col: str, value: str, *, ax=None,
-                   fmt: str = "{:.3f}", title: str | None = None, cmap: str = "viridis"):
-    """Heatmap of ``value`` over two parameters of a tidy result table (list of dicts)."""
-    import numpy as np
-
-    _, plt = _plt()
-    rows = sorted({r[row] for r in records}, key=_sort_key)
-    cols = sorted({r[col] for r in records}, key=_sort_key)
-    grid = np.full((len(rows), len(cols)), np.nan)
-    for r in records:
-        grid[rows.index(r[row]), cols.index(r[col])] = r[value]
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(1.2 * len(cols) + 2.5, 0.5 * len(rows) + 1.8))
-    im = ax.imshow(grid, cmap=cmap, aspect="auto")
-    ax.set_xticks(range(len(cols)), [str(c) for c in cols])
-    ax.set_yticks(range(len(rows)), [str(r) for r in rows])
-    ax.set_xlabel(col)
-    ax.set_ylabel(row)
-    finite = grid[np.isfinite(grid)]
-    mid = (finite.min() + finite.max()) / 2 if finite.size else 0
-    for i in range(len(rows)):
-        for j in range(len(cols)):
-            if np.isfinite(grid[i, j]):
-                ax.text(j, i, fmt.format(grid[i, j]), ha="center", va="center", fontsize=8,
-                        color="white" if grid[i, j] < mid else "black")
-    ax.set_title(title or value)
-    fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.tight_layout()
-    return fig
-
-
-def _sort_key(v):
-    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
-
-
-def _curves(curves: Mapping[str, Mapping[int, float]], ax, xlabel: str, ylabel: str, title: str):
-    _, plt = _plt()
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.5, 3.6))
-    for name, pts in curves.items():
-        xs = sorted(pts)
-        ax.plot(xs, [pts[x] for x in xs], marker="o", label=name)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def recall_curves(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel: str = "recall@k",
-                  title: str = "不同 k 下的召回"):
-    """One line per configuration: metric as a function of k."""
-    return _curves(curves, ax, "k（取回的块数）", ylabel, title)
-
-
-def paired_bars(diffs: Mapping[str, tuple[float, float, float]], *, ax=None, xlabel: str = "差值（B − A）",
-                title: str = "配对比较：差值与 95% 置信区间"):
-    """Horizontal bars of paired differences ``{name: (mean, low, high)}`` with their intervals.
-
-    A bar whose interval excludes zero is drawn solid; one that crosses zero is hatched (no winner).
-    """
-    _, plt = _plt()
-    names = list(diffs)
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.5, 0.5 * len(names) + 1.5))
-    for i, name in enumerate(names):
-        m, lo, hi = diffs[name]
-        real = lo > 0 or hi < 0
-        ax.barh(i, m, color="#2563eb" if real else "#cbd5e1", hatch=None if real else "//", edgecolor="#334155")
-        ax.errorbar(m, i, xerr=[[m - lo], [hi - m]], color="black", capsize=4)
-    ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(range(len(names)), names)
-    ax.set_xlabel(xlabel)
-    ax.set_title(title)
-    fig.tight_layout()
-    return fig
-
-
-def budget_curve(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel: str = "命中率",
-                 title: str = "固定上下文预算下的命中率"):
-    """Metric as a function of the context budget (tokens), one line per configuration."""
-    return _curves(curves, ax, "上下文预算（token）", ylabel, title)

@@ -22,9 +22,12 @@ import time
 import traceback
 from typing import Any, Callable, Mapping, Sequence
 
-from .base import get_strategy, list_strategies
-from .core import Document
-from .viz import show_chunks
+from ..base import get_strategy, list_strategies
+from ..core import Document
+from ..evaluation import evaluate
+from ..retrieval import CorpusIndex
+from .chunks import show_chunks
+from .plots import metric_heatmap
 
 __all__ = ["Explorer", "StrategyExplorer", "EvaluationExplorer", "MatrixExplorer", "param_widgets", "static_tabs",
            "Debouncer", "SYMPTOM_ZH"]
@@ -316,8 +319,6 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
                  *, k: int = 5, presets: Sequence[tuple[str, str, dict]] = (), strategies: Sequence[str] | None = None,
                  use_context: bool = False, n_boot: int = 500, max_cases: int = 6) -> None:
         super().__init__()
-        from .retrieval import CorpusIndex
-
         self.documents = list(documents)
         self.by_id = {d.id: d for d in self.documents}
         self.questions = list(questions)
@@ -357,8 +358,6 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
         self._debounce.flush()
 
     def evaluate(self, strategy: str | None = None, params: Mapping[str, Any] | None = None):
-        from .evaluation import evaluate
-
         name = strategy or self.strategy
         s = get_strategy(name, **(self.params if params is None else params))
         chunks = [c for d in self.documents for c in s.split(d)]
@@ -475,8 +474,6 @@ class MatrixExplorer(Explorer):
         import io
 
         import matplotlib.pyplot as plt
-
-        from .viz import metric_heatmap
 
         metric = metric or self.metric
         cells: dict[tuple, list[float]] = {}

@@ -40,6 +40,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
+from ..datasets import load_corpus
+from ..viz.fonts import cjk_font_path
+
 __all__ = [
     "PAGE_WIDTH", "PAGE_HEIGHT", "HEADER_LEFT", "SPECS", "GeneratedPdf", "build_pdfs",
     "write_bad_pdfs", "plain_blocks", "default_pdf_dir",
@@ -170,7 +173,6 @@ def _section(text: str, start: str | None, stop: str | None) -> str:
 
 @lru_cache(maxsize=None)
 def _font_path() -> str:
-    from ..fonts import cjk_font_path
     return str(cjk_font_path())
 
 
@@ -429,8 +431,7 @@ def default_pdf_dir() -> Path:
     env = os.environ.get("CHUNKLAB_PDF_DIR")
     if env:
         return Path(env)
-    import chunklab
-    return Path(chunklab.__file__).resolve().parents[1] / "_build" / "pdfs"
+    return Path(__file__).resolve().parents[2] / "_build" / "pdfs"
 
 
 def _fingerprint(spec: Spec, source: str) -> str:
@@ -447,7 +448,6 @@ def build_pdfs(out_dir: str | Path | None = None, names: Iterable[str] | None = 
     its source section or the generator changed (a fingerprint is kept in
     ``manifest.json``) or ``force`` is true. Returns name -> :class:`GeneratedPdf`.
     """
-    from ..datasets import load_corpus
 
     out = Path(out_dir) if out_dir is not None else default_pdf_dir()
     out.mkdir(parents=True, exist_ok=True)

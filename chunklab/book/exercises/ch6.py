@@ -3,7 +3,7 @@
 * ``ex6-grid`` — ``expand_layers(layers)``: every layer is a list of grid entries
   (``{"strategy": name, knob: [values] or value}``); a list is a dimension of the cross product,
   anything else is a fixed value. Return the valid configs of all layers, each once (claim C24;
-  the same rules as :func:`chunklab.matrix.expand_grid` for lists and scalars).
+  the same rules as :func:`chunklab.evaluation.matrix.expand_grid` for lists and scalars).
 * ``ex6-cutrate`` — ``cut_rate(articles, chunks)``: the share of articles that lie in no single
   chunk (claim C21; ``structure_metrics(...)["clause_cut_rate"]`` on trimmed spans).
 """
@@ -13,6 +13,7 @@ import itertools
 
 from hypothesis import strategies as st
 
+from ...base import get_strategy
 from . import Exercise, Failure, exercise, property_check
 
 # --------------------------------------------------------------------------------------------
@@ -21,7 +22,6 @@ from . import Exercise, Failure, exercise, property_check
 
 
 def _valid(strategy, params) -> bool:
-    from ..base import get_strategy
 
     try:
         get_strategy(strategy, **params)

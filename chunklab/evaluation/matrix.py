@@ -33,6 +33,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..base import get_strategy
+from ..core import Document
+from ..retrieval import CorpusIndex
+from .run import evaluate
+
 __all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID"]
 
 #: Article 002's experiment (claim C20): 3 methods x 3 sizes x 3 overlaps = 27 configs.
@@ -53,8 +58,6 @@ def expand_grid(grid: Sequence[dict[str, Any]] | dict[str, Any]) -> tuple[list[d
 
     Each skipped entry has ``strategy``, ``params``, ``label`` and ``reason``.
     """
-    from .base import get_strategy
-
     if isinstance(grid, dict):
         grid = [grid]
     configs: list[dict[str, Any]] = []
@@ -219,9 +222,6 @@ class _Q:
 
 
 def _state(key: str, documents: Any, questions: Any, tokenizer: str) -> tuple[Any, Any, Any]:
-    from .core import Document
-    from .retrieval import CorpusIndex
-
     st = _STATE.get(key)
     if st is None:
         if documents and isinstance(documents[0], tuple):
@@ -235,9 +235,6 @@ def _state(key: str, documents: Any, questions: Any, tokenizer: str) -> tuple[An
 
 
 def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
-    from .base import get_strategy
-    from .evaluation import evaluate
-
     docs, qs, index = _state(key, documents, questions, opts["tokenizer"])
     t0 = time.perf_counter()
     strat = get_strategy(cfg["strategy"], **cfg["params"])

@@ -6,7 +6,7 @@ plain Chinese what is wrong, with the smallest failing input hypothesis found.
 Each chapter's exercises live in their own module (``ch1``, ``ch2``, ...) and
 register themselves with :func:`exercise`.
 
->>> from chunklab.exercises import check
+>>> from chunklab.book.exercises import check
 >>> def my_fixed(text, size, overlap):          # a correct answer to ex2-fixed
 ...     step = size - overlap
 ...     out, i = [], 0

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..base import get_strategy
 from ..core import Document
+from ..retrieval import BM25Fast
 
 __all__ = ["EvidenceQuestion", "READING_ORDER_QUESTIONS", "squash", "evidence_presence", "bm25_hits",
            "library_text"]
@@ -88,8 +90,6 @@ def bm25_hits(document: Document, questions: Sequence[EvidenceQuestion], k: int 
     ``strategy`` and ``params`` choose the chunking (default ``recursive`` with
     ``target=200``); the index holds this document's chunks only.
     """
-    from .. import get_strategy
-    from ..retrieval import BM25Fast
 
     if strategy == "recursive":
         params.setdefault("target", 200)

@@ -8,7 +8,7 @@ chunks of a corpus under a configuration, with a threshold:
 
 ===================  ===========================================================================
 ``content_type``     every document is cut by the first strategy of its content type's route
-                     (:data:`chunklab.routing.ROUTES`), or routed by ``auto``
+                     (:data:`chunklab.strategies.router.ROUTES`), or routed by ``auto``
 ``breadcrumb``       at least ``context_share`` (90%) of the chunks carry a title/path context,
                      and the context is indexed (``use_context``)
 ``table_rows``       no table row is cut: each lies inside one chunk
@@ -40,19 +40,23 @@ measure what it is meant to achieve.
 """
 from __future__ import annotations
 
-import argparse
 import ast
-import json
-import sys
 from collections import Counter
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from .core import trim_span as _trim
-from .core import Chunk, Document, check_chunks
+from ..core import Chunk, Document, check_chunks
+from ..core import trim_span as _trim
+from ..datasets import Corpus, load_corpus
+from ..datasets.questions import load_questions
+from ..evaluation import evaluate
+from ..length import count_tokens
+from ..parsing.tables import find_tables, transcribe_row
+from ..strategies.router import ROUTES, TYPE_NAMES, detect, features
+from .versioning import canonical_config, chunk_corpus, index_version
 
-__all__ = ["AuditItem", "audit", "audit_main", "format_report", "THRESHOLDS", "EMBEDDING_TOKEN_LIMIT"]
+__all__ = ["AuditItem", "audit", "format_report", "THRESHOLDS", "EMBEDDING_TOKEN_LIMIT"]
 
 #: text-embedding-3-small's input limit in tokens (claim C13, vendor documentation).
 EMBEDDING_TOKEN_LIMIT = 8191
@@ -94,7 +98,6 @@ def _pct(x: float) -> str:
 # -- the checks ---------------------------------------------------------------------------------
 
 def _check_content_type(docs, by_doc, name) -> AuditItem:
-    from .routing import ROUTES, TYPE_NAMES, detect, features
 
     types: Counter = Counter()
     wrong: list[str] = []
@@ -126,7 +129,6 @@ def _check_breadcrumb(chunks, use_context, share_min) -> AuditItem:
 
 
 def _tables(docs):
-    from .strategies.container import find_tables
 
     out = {}
     for d in docs:
@@ -156,7 +158,6 @@ def _check_table_rows(docs, by_doc, tables) -> AuditItem:
 
 
 def _check_table_text(docs, by_doc, tables, share_min) -> AuditItem:
-    from .strategies.container import transcribe_row
 
     total, done = 0, 0
     for d in docs:
@@ -200,8 +201,6 @@ def _python_symbols(text: str) -> list[tuple[str, int, int]] | None:
 
 
 def _check_code(docs, by_doc, split_tokens) -> AuditItem:
-    from .length import count_tokens
-    from .routing import detect, features
 
     n_files, total, cut = 0, 0, []
     for d in docs:
@@ -267,7 +266,6 @@ def _check_hit(docs, chunks, questions, k, use_context, width_max, min_total) ->
     title = f"hit@{k} 已测量且置信区间足够窄"
     if not questions:
         return AuditItem("hit_ci", False, "没有标注集，无法度量 hit@k", title), None
-    from .evaluation import evaluate
 
     r = evaluate(docs, chunks, questions, k=k, use_context=use_context)
     a = r.aggregate["hit"]
@@ -304,7 +302,6 @@ def _check_offsets(docs, by_doc) -> AuditItem:
 
 
 def _check_tokens(chunks, use_context, limit) -> AuditItem:
-    from .length import count_tokens
 
     worst, worst_chunk, over = 0, None, 0
     for c in chunks:
@@ -330,7 +327,6 @@ def _check_overlap(docs, chunks, max_overlap) -> AuditItem:
 
 
 def _check_reproducible(config, docs, by_doc) -> AuditItem:
-    from .versioning import chunk_corpus, index_version
 
     again = chunk_corpus(config, docs)
     same = all([tuple(c) for c in again[d.id]] == [tuple(c) for c in by_doc[d.id]] for d in docs)
@@ -343,7 +339,6 @@ def _check_reproducible(config, docs, by_doc) -> AuditItem:
 # -- the entry points ---------------------------------------------------------------------------
 
 def _load(corpus, questions):
-    from .datasets import Corpus, load_corpus
 
     if isinstance(corpus, str):
         corpus = load_corpus(corpus)
@@ -354,7 +349,6 @@ def _load(corpus, questions):
         if not isinstance(d, Document):
             raise TypeError(f"corpus must hold chunklab.Document objects, got {type(d).__name__}")
     if isinstance(questions, str):
-        from .questions import load_questions
 
         questions = load_questions(questions, corpus if isinstance(corpus, Corpus) else Corpus("audit", docs))
     return docs, (list(questions) if questions is not None else None)
@@ -364,14 +358,13 @@ def audit(corpus: Any, config: Mapping[str, Any] | str, questions: Any = None, *
           token_limit: int = EMBEDDING_TOKEN_LIMIT, **thresholds: float) -> list[AuditItem]:
     """Run every check on ``corpus`` (a Corpus, a list of documents, or a corpus name) chunked by ``config``.
 
-    ``config`` is a configuration as in :mod:`chunklab.versioning` (or a strategy
+    ``config`` is a configuration as in :mod:`chunklab.tools.versioning` (or a strategy
     name); ``questions`` a list of located questions, a named set or a JSONL path
     (None: the three checks that need questions fail). ``thresholds`` override
     :data:`THRESHOLDS` by name. Returns the items in the order of the module
     docstring; the hit@k evaluation is attached to the ``hit_ci`` item's
     detail only (run :func:`chunklab.evaluation.evaluate` for the full result).
     """
-    from .versioning import canonical_config, chunk_corpus
 
     unknown = [t for t in thresholds if t not in THRESHOLDS]
     if unknown:
@@ -411,59 +404,3 @@ def format_report(items: Sequence[AuditItem]) -> str:
     passed = sum(it.passed for it in items)
     lines.append(f"{passed}/{len(items)} passed" + ("" if passed == len(items) else f", {len(items) - passed} failed"))
     return "\n".join(lines)
-
-
-def audit_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m chunklab audit --corpus NAME [--strategy S] [--param k=v ...] [--questions Q] [--json]``.
-
-    Prints every item as PASS or FAIL with its measured detail. Returns 0 when
-    every item passes, 1 when some item fails, 2 when the audit cannot run (a
-    bad argument, an unknown corpus or strategy, a missing file).
-    """
-    from .cli import parse_params
-
-    p = argparse.ArgumentParser(prog="chunklab audit",
-                                description="Article 000's self-check list, measured on a corpus and a configuration.")
-    p.add_argument("--corpus", "-c", required=True, help="xiaobei, laws, laws:民法典, stdlib, or a folder")
-    p.add_argument("--strategy", "-s", default="auto", help="strategy name (default: auto)")
-    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
-    p.add_argument("--config", help="a JSON file with the configuration (overrides --strategy/--param)")
-    p.add_argument("--context", action="store_true", help="index Chunk.context with the text (use_context)")
-    p.add_argument("--transcribe-tables", action="store_true", help="transcribe table rows into the context")
-    p.add_argument("--questions", "-q", help="labeled questions: a named set (xiaobei, laws, stdlib) or a JSONL file")
-    p.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
-    p.add_argument("--token-limit", type=int, default=EMBEDDING_TOKEN_LIMIT,
-                   help=f"embedding model limit in cl100k tokens (default {EMBEDDING_TOKEN_LIMIT})")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    try:
-        if args.config:
-            with open(args.config, encoding="utf-8") as f:
-                config = json.load(f)
-        else:
-            config = {"strategy": args.strategy, "params": parse_params(args.param),
-                      "use_context": args.context, "transcribe_tables": args.transcribe_tables}
-        from .versioning import canonical_config, index_version
-
-        canon = canonical_config(config)
-        items = audit(args.corpus, canon, args.questions, k=args.k, token_limit=args.token_limit)
-        version = index_version(canon, _load(args.corpus, None)[0])
-    except (ValueError, TypeError, KeyError, FileNotFoundError, OSError, ModuleNotFoundError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"chunklab audit: error: {msg}", file=sys.stderr)
-        return 2
-    failed = sum(not it.passed for it in items)
-    if args.json:
-        print(json.dumps({"corpus": args.corpus, "config": canon, "index_version": version, "ok": not failed,
-                          "items": [it._asdict() for it in items]}, ensure_ascii=False, indent=2))
-    else:
-        from .base import get_strategy
-
-        print(f"chunklab audit: {get_strategy(canon['strategy'], **canon['params'])!r} on {args.corpus}, "
-              f"use_context={canon['use_context']}, transcribe_tables={canon['transcribe_tables']}, "
-              f"index version {version}")
-        print(format_report(items))
-    return 1 if failed else 0

@@ -41,9 +41,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from .base import get_strategy
-from .core import Chunk, Document
-from .strategies.container import transcribe_tables
+from .. import _version as _version_module
+from ..base import get_strategy
+from ..core import Chunk, Document
+from ..strategies.container import transcribe_tables
 
 __all__ = [
     "CONFIG_KEYS", "canonical_config", "config_hash", "document_hash", "corpus_fingerprint", "index_version",
@@ -148,9 +149,8 @@ def _version(canon: dict[str, Any], fingerprint: Mapping[str, str], chunklab_ver
 
 
 def _chunklab_version() -> str:
-    from . import __version__
-
-    return __version__
+    # read at call time, so a test (or an upgrade in a live kernel) sees the current value
+    return _version_module.__version__
 
 
 def index_version(config: Mapping[str, Any] | str, corpus: Any) -> str:

@@ -29,7 +29,6 @@ occurrences count. :func:`load_questions` turns each string into a
 """
 from __future__ import annotations
 
-import argparse
 import bisect
 import difflib
 import functools
@@ -37,18 +36,17 @@ import json
 import os
 import random
 import re
-import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .datasets import Corpus, data_dir, load_corpus
+from . import Corpus, data_dir, load_corpus
 
 __all__ = [
     "TYPES", "GENERATED_TYPES", "DIFFICULTIES", "NAMED_SETS", "GoldSpan", "Question", "Problem",
     "QuestionError", "QuestionFormatError", "EvidenceError", "parse_questions", "check_questions",
-    "load_questions", "generate_scale_questions", "dump_questions", "summarize", "validate_main",
+    "load_questions", "generate_scale_questions", "dump_questions", "summarize",
 ]
 
 #: Content types of hand-labeled questions.
@@ -483,50 +481,3 @@ def generate_scale_questions(corpus: Corpus | str | None = None, n: int = SCALE_
 @functools.lru_cache(maxsize=4)
 def _scale_cached(corpus: Corpus) -> tuple[Question, ...]:
     return tuple(generate_scale_questions(corpus))
-
-
-# -- the validate command --------------------------------------------------------
-
-def validate_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m chunklab validate --corpus NAME --questions FILE [--json]``.
-
-    Prints a summary (counts per type and difficulty) and every offending line.
-    Returns 0 when every evidence string is found exactly once, 1 when some line
-    has a problem, 2 when the check cannot run (missing file, unknown corpus,
-    bad arguments). ``--questions`` may name a set (``xiaobei``, ``laws``,
-    ``stdlib``, ``laws-scale``); then ``--corpus`` defaults to that set's corpus.
-    """
-    parser = argparse.ArgumentParser(
-        prog="chunklab validate",
-        description="Check that every evidence string of a question file occurs exactly once in a corpus.",
-    )
-    parser.add_argument("--corpus", help="corpus name (xiaobei, laws, laws:民法典, stdlib) or folder path")
-    parser.add_argument("--questions", required=True, help="JSONL question file, or a named set")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    try:
-        questions, problems = check_questions(args.questions, args.corpus)
-        corpus = load_corpus(args.corpus) if args.corpus else load_corpus(NAMED_SETS[args.questions][1])
-    except (FileNotFoundError, ValueError, TypeError, ModuleNotFoundError) as e:
-        print(f"chunklab validate: error: {e}", file=sys.stderr)
-        return 2
-    report = {"questions_file": args.questions, "corpus": corpus.name, "ok": not problems,
-              **summarize(questions), "problems": [p.to_json() for p in problems]}
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
-    else:
-        print(f"{args.questions}: {len(questions)} questions located, {report['evidence']} evidence strings, "
-              f"corpus {corpus.name!r} ({len(corpus)} documents, {corpus.text_chars:,} chars)")
-        print("by type:       " + (", ".join(f"{k} {v}" for k, v in report["by_type"].items()) or "-"))
-        print("by difficulty: " + (", ".join(f"{k} {v}" for k, v in report["by_difficulty"].items()) or "-"))
-        if problems:
-            lines = {p.line for p in problems}
-            print(f"FAILED: {len(problems)} problems on {len(lines)} lines:")
-            for p in problems:
-                print(f"  {p}")
-        else:
-            print("OK: every evidence string found exactly once")
-    return 1 if problems else 0

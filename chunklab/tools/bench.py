@@ -22,12 +22,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..base import get_strategy
+from ..core import Document
+from ..evaluation import evaluate
+from ..evaluation.matrix import ARTICLE_002_GRID, expand_grid, run_matrix
+from ..retrieval import _TOPK, BM25Reference, CorpusIndex, get_tokenizer
+from ..strategies.linguistic import DEFAULT_SEPARATORS
+
 __all__ = ["bench_matrix", "bench_widget", "bench_chunk"]
 
 
 def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any = None, k: int = 5,
                  reference_sample: int = 20, seed: int = 0, tokenizer: str = "bigram") -> dict[str, Any]:
-    """Time :func:`~chunklab.matrix.run_matrix` on ``grid`` (default: article 002's 27 configs).
+    """Time :func:`~chunklab.evaluation.matrix.run_matrix` on ``grid`` (default: article 002's 27 configs).
 
     rank-bm25 is far too slow to run the whole matrix, so it is timed on the grid's first config
     (indexing once, plus ``reference_sample`` questions drawn with ``random.Random(seed)``) and
@@ -35,9 +42,6 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
     article 002's grid (fixed 512, no overlap) is the smallest chunking but not the most chunks, so
     the scaling is of the right order, not exact; ``reference_note`` says so.
     """
-    from .base import get_strategy
-    from .matrix import ARTICLE_002_GRID, expand_grid, run_matrix
-    from .retrieval import _TOPK, BM25Reference, get_tokenizer
 
     grid = ARTICLE_002_GRID if grid is None else grid
     documents, questions = list(documents), list(questions)
@@ -83,9 +87,6 @@ def bench_widget(document: Any, questions: Sequence[Any], strategy: str = "recur
     ``reference_repeats`` times. Keys: ``median_ms, p90_ms, reference_engine,
     reference_median_ms, speedup, document, chars, questions, chunks``.
     """
-    from .base import get_strategy
-    from .evaluation import evaluate
-    from .retrieval import BM25Reference, CorpusIndex, get_tokenizer
 
     for name, value in (("repeats", repeats), ("reference_repeats", reference_repeats)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -142,9 +143,6 @@ def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: d
     """
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    from .base import get_strategy
-    from .core import Document
-    from .strategies.linguistic import DEFAULT_SEPARATORS
 
     params = dict(params or {"target": 512})
     size = params.get("target", params.get("size", 512))

@@ -24,10 +24,10 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
-from .base import _REGISTRY, Span, Strategy, get_strategy, register, size_params
-from .core import Document, as_document
-from .params import Param, ParamError
-from .strategies.structure import CLAUSE_FALLBACK_CHAIN, classify_clause_line, markdown_headings
+from ..base import _REGISTRY, Span, Strategy, get_strategy, register, size_params
+from ..core import Document, as_document
+from ..params import Param, ParamError
+from .structure import CLAUSE_FALLBACK_CHAIN, classify_clause_line, markdown_headings
 
 __all__ = ["route", "features", "RoutedStrategy", "ROUTES", "RULES", "THRESHOLDS", "TYPE_NAMES"]
 

@@ -29,6 +29,9 @@ from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkabl
 import numpy as np
 import scipy.sparse as sp
 
+from ..core import as_document
+from ..parsing.text import sentence_spans
+
 __all__ = ["Embedder", "LSAEmbedder", "SentenceTransformerEmbedder", "CachedEmbedder", "normalize_rows",
            "check_embeddings"]
 
@@ -228,9 +231,6 @@ class LSAEmbedder:
         This is the recommended use for semantic chunking: one space for the
         whole corpus, idf estimated over all of it.
         """
-        from .core import as_document
-        from .strategies.linguistic import sentence_spans
-
         texts = []
         for i, d in enumerate(documents):
             doc = as_document(d, f"doc{i}")

@@ -2,9 +2,9 @@
 
 * ``ex7-version`` — a version string for (configuration, chunking code version, documents) that
   changes when any of them changes and never because a dict was written in another order (the idea
-  of :func:`chunklab.versioning.index_version`).
+  of :func:`chunklab.tools.versioning.index_version`).
 * ``ex7-plan`` — from two manifests, decide between a full rebuild and an incremental update, and
-  which documents to re-chunk and delete (the rule of :func:`chunklab.versioning.plan_rechunk`).
+  which documents to re-chunk and delete (the rule of :func:`chunklab.tools.versioning.plan_rechunk`).
 """
 from __future__ import annotations
 

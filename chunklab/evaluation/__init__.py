@@ -1,0 +1,36 @@
+"""Evaluation: every metric the articles name, per question, with bootstrap confidence intervals.
+
+The package holds one idea per module:
+
+* :mod:`~chunklab.evaluation.metrics` — the global coordinate line (:class:`Layout`), the
+  per-question metrics with their definitions (:func:`question_metrics`, :data:`METRICS`) and the
+  context budget (:func:`select_budget`);
+* :mod:`~chunklab.evaluation.structure` — question-free measures of a chunking
+  (:func:`structure_metrics`);
+* :mod:`~chunklab.evaluation.misses` — miss attribution (:func:`attribute_misses`,
+  :data:`SYMPTOMS`);
+* :mod:`~chunklab.evaluation.stats` — bootstrap intervals (:func:`bootstrap_ci`,
+  :func:`bootstrap_many`, :func:`paired_bootstrap`);
+* :mod:`~chunklab.evaluation.run` — the entry point :func:`evaluate`, its :class:`EvalResult`,
+  and :func:`compare`;
+* :mod:`~chunklab.evaluation.matrix` — the method x parameter matrix (many chunkings of one
+  corpus).
+
+:func:`chunks_from_strings` and :func:`split_with` (other libraries' splitters) live in
+:mod:`chunklab.adapters` and are re-exported here.
+"""
+from __future__ import annotations
+
+from ..adapters import chunks_from_strings, split_with
+from .metrics import METRICS, Layout, question_metrics, select_budget
+from .metrics import _precision_omega_loop, precision_omega  # noqa: F401  (imported from here by tests)
+from .misses import SYMPTOMS, attribute_misses
+from .run import EvalResult, compare, evaluate
+from .stats import bootstrap_ci, bootstrap_many, paired_bootstrap
+from .structure import structure_metrics
+
+__all__ = [
+    "METRICS", "SYMPTOMS", "Layout", "question_metrics", "select_budget", "structure_metrics",
+    "attribute_misses", "bootstrap_ci", "bootstrap_many", "paired_bootstrap", "compare", "evaluate", "EvalResult",
+    "chunks_from_strings", "split_with",
+]
