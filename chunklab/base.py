@@ -134,6 +134,21 @@ class Strategy:
             if was_enabled:
                 gc.enable()
 
+    def split_documents(self, documents: Iterable[Document | str]) -> list[Chunk]:
+        """Split every document of ``documents``, in order, into one list of chunks.
+
+        Each chunk keeps its own document's id and offsets; ``index`` counts within each document.
+
+        >>> from chunklab import Document, get_strategy
+        >>> docs = [Document("a", "甲。乙。"), Document("b", "丙。")]
+        >>> [(c.doc_id, c.index, c.text) for c in get_strategy("sentence", target=2).split_documents(docs)]
+        [('a', 0, '甲。'), ('a', 1, '乙。'), ('b', 0, '丙。')]
+        """
+        chunks: list[Chunk] = []
+        for document in documents:
+            chunks.extend(self.split(document))
+        return chunks
+
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:  # pragma: no cover
         raise NotImplementedError
 
