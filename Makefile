@@ -23,11 +23,12 @@ BOOK_SOURCES := _config.yml _toc.yml $(wildcard chapters/*.md chapters/*.ipynb) 
 	tools/offline_assets.py tools/offline/package.json tools/offline/package-lock.json \
 	$(shell find data -type f 2>/dev/null) $(VENV_STAMP)
 
-.PHONY: help venv book test serve lab clean distclean
+.PHONY: help venv book test test-fast serve lab clean distclean
 
 help:
 	@echo "make book   - create .venv, install everything, execute every chapter, build _build/html/"
 	@echo "make test   - install test tools, (re)build the book if stale, run all tests"
+	@echo "make test-fast - the tests not marked slow (no book build, no chapters, no browser): about a minute"
 	@echo "make serve  - serve _build/html on http://127.0.0.1:$(PORT)/"
 	@echo "make lab    - JupyterLab in .venv (double-click a chapter to open it as a notebook)"
 	@echo "make clean  - remove _build/ ; make distclean also removes .venv/"
@@ -65,6 +66,10 @@ $(BOOK_STAMP): $(BOOK_SOURCES)
 
 test: $(TEST_STAMP) $(BOOK_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Everything but the tests marked slow (chapters, the site, OCR, the exercises' wrong answers).
+test-fast: $(TEST_STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 serve:
 	@test -f $(HTML)/index.html || { echo "no site yet: run 'make book' first" >&2; exit 1; }

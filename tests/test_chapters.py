@@ -16,6 +16,8 @@ from jupyter_client.manager import KernelManager
 
 from book_pages import source_path, toc_docnames
 
+pytestmark = pytest.mark.slow  # executes the book / drives a browser: minutes
+
 CHAPTER_TIMEOUT = 120  # seconds, for a whole chapter
 
 

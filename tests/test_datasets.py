@@ -1,14 +1,13 @@
 """Corpus loaders: names, ids, and the exact article spans of the legal corpus."""
 from __future__ import annotations
 
-import re
 import sqlite3
 import time
 
 import pytest
 
 from chunklab import Document
-from chunklab.datasets import Corpus, data_dir, load_corpus
+from chunklab.datasets import Corpus, load_corpus
 from chunklab.datasets import files as dfiles
 from chunklab.datasets import laws as dlaws
 
@@ -147,8 +146,6 @@ def test_missing_package_error(monkeypatch):
 # -- 小北, stdlib, folders ------------------------------------------------------
 
 def test_xiaobei_loads_with_unique_path_ids():
-    if not (data_dir() / "xiaobei").is_dir():
-        pytest.skip("data/xiaobei not written yet")
     corpus = load_corpus("xiaobei")
     assert len(corpus) >= 1
     ids = [d.id for d in corpus]

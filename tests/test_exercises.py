@@ -16,6 +16,7 @@ def test_reference_solution_passes(exercise_id):
     assert result.passed, str(result)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", EXERCISES)
 def test_wrong_answers_are_rejected_with_a_chinese_reason(exercise_id):
     ex = get_exercise(exercise_id)

@@ -43,6 +43,7 @@ def docs(pdfs):
 
 # -- generated PDFs -------------------------------------------------------------------------------
 
+@pytest.mark.slow  # the first test to use the module's generated PDFs pays for generating them
 def test_generated_set(pdfs):
     assert set(pdfs) == {"handbook_ch3", "remote_work_2col", "travel_table", "scanned_notice"}
     assert pdfs["handbook_ch3"].n_pages >= 3 and pdfs["remote_work_2col"].n_pages == 2
@@ -286,6 +287,7 @@ def test_ocr_off_records_the_skip(pdfs):
 
 
 @pytest.mark.skipif(not ocr_available("chi_sim"), reason=f"OCR step skipped: {ocr_unavailable_reason('chi_sim')}")
+@pytest.mark.slow
 def test_ocr_of_the_scanned_page(pdfs, tmp_path):
     info = pdfs["scanned_notice"]
     doc = pipeline(info.path, ocr=True)

@@ -24,6 +24,8 @@ import pytest
 
 from book_pages import HTML, ROOT, toc_docnames
 
+pytestmark = pytest.mark.slow  # executes the book / drives a browser: minutes
+
 CHROMIUM = os.environ.get("CHUNKLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHUNKLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
