@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .core import Chunk
+from .params import Param
 
 __all__ = ["chunks_from_strings", "split_with"]
 
@@ -152,8 +153,7 @@ def chunks_from_strings(document: Any, pieces: Sequence[str], strategy: str = "e
     """
     if on_missing not in ("raise", "skip"):
         raise ValueError(f"on_missing must be 'raise' or 'skip', got {on_missing!r}")
-    if overlap is not None and (isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0):
-        raise ValueError(f"overlap must be an int >= 0 or None, got {overlap!r}")
+    overlap = Param("int", None, low=0, none_ok=True).validate("overlap", overlap)
     text = document.text
     pieces = list(pieces)
     places = _place_all(text, pieces, overlap, budget=50 * len(pieces) + 1000)

@@ -15,18 +15,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from ._version import __version__
 from .base import get_strategy, list_strategies
 from .core import Document
 from .datasets import Corpus, load_corpus
 from .datasets.questions import (NAMED_SETS, QuestionError, check_questions, generate_scale_questions,
                                  load_questions, summarize)
-from .evaluation import Layout, compare, evaluate
-from .evaluation.matrix import ARTICLE_002_GRID, expand_grid, run_matrix
+from .evaluation import EvalSettings, compare, evaluate
+from .evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
 from .params import parse_params
-from .retrieval import CorpusIndex
+from .retrieval import CorpusIndex, Layout
 from .tools import bench
 from .tools.audit import EMBEDDING_TOKEN_LIMIT, audit, format_report
 from .tools.versioning import canonical_config, index_version
@@ -273,15 +271,19 @@ def _load(args):
     return corpus, questions
 
 
-def _evaluate(corpus, questions, name: str, params: dict, args, index=None):
+def settings_from_args(args, base: EvalSettings | None = None) -> EvalSettings:
+    """The evaluation options of ``eval``, ``compare`` and ``matrix`` (``--k``, ``--budget``,
+    ``--budget-unit``, ``--tokens``, ``--context``), on top of ``base`` (default: the defaults)."""
+    return EvalSettings.resolve(base, {"k": args.k, "budget": args.budget, "budget_unit": args.budget_unit,
+                                       "count_tokens": args.tokens, "use_context": args.context})
 
+
+def _evaluate(corpus, questions, name: str, params: dict, settings: EvalSettings, index=None):
     strategy = get_strategy(name, **params)
     t0 = time.perf_counter()
-    chunks = [c for d in corpus.documents for c in strategy.split(d)]
+    chunks = strategy.split_documents(corpus.documents)
     ingest = time.perf_counter() - t0
-    return evaluate(corpus.documents, chunks, questions, k=args.k, budget=args.budget,
-                    budget_unit=args.budget_unit, count_tokens=args.tokens,
-                    use_context=args.context, index=index, ingest_seconds=ingest,
+    return evaluate(corpus.documents, chunks, questions, settings, index=index, ingest_seconds=ingest,
                     config={"strategy": name, **params})
 
 
@@ -289,8 +291,9 @@ def cmd_eval(args) -> int:
 
     if args.misses < 0:
         raise CLIError(f"--misses must be an int >= 0, got {args.misses}")
+    settings = settings_from_args(args)
     corpus, questions = _load(args)
-    result = _evaluate(corpus, questions, args.strategy, parse_params(args.param), args)
+    result = _evaluate(corpus, questions, args.strategy, parse_params(args.param), settings)
     summary = result.summary()
     by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
     layout = Layout(corpus.documents)
@@ -298,11 +301,9 @@ def cmd_eval(args) -> int:
     for case in result.bad_cases[: args.misses]:
         q = by_id.get(str(case["question_id"]))
         a, b = case["evidence"]  # global offsets: back to the document and its own offsets
-        d = int(layout.doc_of(np.array([a]))[0])
-        off = int(layout.offsets[d])
-        misses.append({**case, "evidence": {"doc": layout.doc_ids[d], "start": a - off, "end": b - off},
-                       "question": getattr(q, "question", None),
-                       "evidence_text": corpus.documents[d].text[a - off:b - off]})
+        doc_id, start = layout.to_local(a)
+        misses.append({**case, "evidence": {"doc": doc_id, "start": start, "end": start + (b - a)},
+                       "question": getattr(q, "question", None), "evidence_text": layout.text(a, b)})
     payload = {**summary, "misses": misses} if args.misses else summary
 
     def text() -> str:
@@ -325,11 +326,12 @@ def cmd_eval(args) -> int:
 
 def cmd_compare(args) -> int:
 
+    settings = settings_from_args(args)
     corpus, questions = _load(args)
     index = CorpusIndex(corpus.documents)
     (na, pa), (nb, pb) = parse_config(args.a), parse_config(args.b)
-    ra = _evaluate(corpus, questions, na, pa, args, index=index)
-    rb = _evaluate(corpus, questions, nb, pb, args, index=index)
+    ra = _evaluate(corpus, questions, na, pa, settings, index=index)
+    rb = _evaluate(corpus, questions, nb, pb, settings, index=index)
     result = compare(ra, rb, names=(args.a, args.b))
 
     def text() -> str:
@@ -345,7 +347,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-
+    settings = settings_from_args(args, MATRIX_SETTINGS)
     corpus, questions = _load(args)
     if args.grid in (None, "article002"):
         grid = ARTICLE_002_GRID
@@ -376,9 +378,7 @@ def cmd_matrix(args) -> int:
     if args.jobs > 1:
         executor = ProcessPoolExecutor(max_workers=args.jobs)
     try:
-        res = run_matrix(corpus.documents, questions, grid, k=args.k, executor=executor,
-                         progress=not args.json, budget=args.budget, budget_unit=args.budget_unit,
-                         count_tokens=args.tokens, use_context=args.context)
+        res = run_matrix(corpus.documents, questions, grid, settings, executor=executor, progress=not args.json)
     finally:
         if executor is not None:
             executor.shutdown()

@@ -26,8 +26,10 @@ from .core import trim_span as _trim
 from .base import Strategy
 from .core import Chunk, Document, as_document
 from .length import count_tokens
+from .params import Param
 from .parsing.text import section_starts, window_bounds
-from .retrieval import Ranking, _check_k, rrf
+from .retrieval.bm25 import Ranking, _check_k
+from .retrieval.dense import rrf_scores
 from .strategies.hierarchy import sentence_units
 from .strategies.linguistic import Recursive
 
@@ -53,10 +55,12 @@ def _documents(documents: Iterable[Any] | Document | str) -> list[Document]:
     return docs
 
 
+#: A context budget, in tokens or whatever the ``count`` function measures.
+_BUDGET = Param("int", 2000, "context budget (what `count` measures)", low=0)
+
+
 def _check_budget(budget: Any) -> int:
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise ValueError(f"budget must be an int >= 0 (tokens, or whatever `count` measures), got {budget!r}")
-    return budget
+    return _BUDGET.validate("budget", budget)
 
 
 
@@ -279,8 +283,7 @@ class ParentRanking:
     def __init__(self, pc: ParentChildIndex, index: Any, use_context: bool = False, fanout: int = 10) -> None:
         if not isinstance(pc, ParentChildIndex):
             raise TypeError(f"pc must be a ParentChildIndex, got {type(pc).__name__}")
-        if isinstance(fanout, bool) or not isinstance(fanout, int) or fanout < 1:
-            raise ValueError(f"fanout must be an int >= 1, got {fanout!r}")
+        fanout = Param("int", 10, low=1).validate("fanout", fanout)
         self.pc, self.index, self.fanout = pc, index, fanout
         self.bm25 = index.index_chunks(pc.children, use_context=use_context)
         self._parent_of = [c.meta["parent"] for c in pc.children]
@@ -326,11 +329,8 @@ class SentenceWindowIndex:
 
     def __init__(self, documents: Iterable[Any] | Document | str, window: int = 2,
                  sections: Strategy | str | None = "paragraph", max_sentence: int | None = 1000) -> None:
-        if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-            raise ValueError(f"window must be an int >= 0, got {window!r}")
-        if max_sentence is not None and (isinstance(max_sentence, bool) or not isinstance(max_sentence, int)
-                                         or max_sentence < 1):
-            raise ValueError(f"max_sentence must be an int >= 1 or None, got {max_sentence!r}")
+        window = Param("int", 2, low=0).validate("window", window)
+        max_sentence = Param("int", 1000, low=1, none_ok=True).validate("max_sentence", max_sentence)
         self.w = window
         self.sections_spec = sections
         self.documents: dict[str, Document] = {}
@@ -419,13 +419,13 @@ class FusedHit:
 
 
 def multi_granularity(rankings_a: Sequence[int], rankings_b: Sequence[int], chunks_a: Sequence[Chunk],
-                      chunks_b: Sequence[Chunk], k: int = 5, rrf_k: int = 60,
+                      chunks_b: Sequence[Chunk], k: int = 5, rrf_constant: float = 60,
                       max_overlap: float = 0.5) -> list[FusedHit]:
     """Fuse one query's rankings over two chunkings of the same corpus.
 
     ``rankings_a`` ranks ``chunks_a`` (indices, best first, -1 ignored), and
     likewise for ``b``. The two lists are merged by reciprocal rank fusion
-    (:func:`chunklab.retrieval.rrf`, constant ``rrf_k``); walking the fused
+    (:func:`chunklab.retrieval.rrf_scores`, constant ``rrf_constant``); walking the fused
     list, a chunk that shares more than ``max_overlap`` of its own length
     with a chunk already chosen is dropped (a small chunk inside a chosen
     big one adds nothing; a big one around a chosen small one adds
@@ -436,19 +436,14 @@ def multi_granularity(rankings_a: Sequence[int], rankings_b: Sequence[int], chun
     >>> [(h.source, h.chunk.text) for h in multi_granularity([0, 1], [0], small, big, k=3)]
     [('a', '甲乙'), ('b', '甲乙丙丁')]
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if not 0.0 <= max_overlap <= 1.0:
-        raise ValueError(f"max_overlap must be a number in [0, 1], got {max_overlap!r}")
+    k = _check_k(k)
+    max_overlap = Param("float", 0.5, low=0, high=1).validate("max_overlap", max_overlap)
     n_a = len(chunks_a)
     ra = _hit_ids(rankings_a, n_a, "chunks_a chunk")
     rb = _hit_ids(rankings_b, len(chunks_b), "chunks_b chunk")
-    scores: dict[int, float] = {}
-    for ranking in (ra, [n_a + j for j in rb]):
-        for r, i in enumerate(ranking, start=1):
-            scores[i] = scores.get(i, 0.0) + 1.0 / (rrf_k + r)
+    scores = rrf_scores([ra, [n_a + j for j in rb]], rrf_constant)
     chosen: list[FusedHit] = []
-    for i in rrf([ra, [n_a + j for j in rb]], k=rrf_k):
+    for i in scores:
         source, idx = ("a", i) if i < n_a else ("b", i - n_a)
         c = chunks_a[idx] if source == "a" else chunks_b[idx]
         if any(span_overlap(c, h.chunk) > max_overlap * len(c) for h in chosen):

@@ -132,3 +132,15 @@ def test_other_splitters_run_through_the_whole_harness():
         # 400-character chunks of any sensible splitter find the evidence for most 小北 questions
         assert agg["hit"]["mean"] > 0.5, name
         assert not math.isnan(agg["iou"]["mean"]), name
+
+
+def test_overlap_is_checked_by_its_declaration():
+    from chunklab.evaluation import chunks_from_strings
+    from chunklab.params import ParamError
+
+    d = Document("d", "甲乙丙丁")
+    with pytest.raises(ParamError, match=r"^overlap must be an int >= 0 or None, got -1$"):
+        chunks_from_strings(d, ["甲乙"], overlap=-1)
+    with pytest.raises(TypeError, match=r"^overlap must be an int >= 0 or None, got 1.5$"):
+        chunks_from_strings(d, ["甲乙"], overlap=1.5)
+    assert [(c.start, c.end) for c in chunks_from_strings(d, ["甲乙", "乙丙"], overlap=1)] == [(0, 2), (1, 3)]

@@ -252,3 +252,31 @@ def test_eval_lists_misses_with_their_symptom(own, capsys):
     assert all(m["symptom"] in ("cut", "too_small") for m in s["misses"] if m["question_id"] in long_ev)
     assert main([*base, "--misses", "2"]) == 0
     assert capsys.readouterr().out.count("  miss ") == 2
+
+
+def test_the_cli_builds_one_settings_object(own, capsys):
+    import argparse
+
+    from chunklab.cli import settings_from_args
+    from chunklab.evaluation import EvalSettings
+    from chunklab.evaluation.matrix import MATRIX_SETTINGS
+
+    args = argparse.Namespace(k=3, budget=200, budget_unit="tokens", tokens=True, context=True)
+    assert settings_from_args(args) == EvalSettings(k=3, budget=200, budget_unit="tokens", count_tokens=True,
+                                                    use_context=True)
+    assert settings_from_args(args, MATRIX_SETTINGS).n_boot == 1000
+    # eval prints what evaluate() gives with those settings
+    from chunklab.datasets import load_corpus
+    from chunklab.datasets.questions import load_questions
+    from chunklab.evaluation import evaluate
+    from chunklab.base import get_strategy
+
+    folder, q = own
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q), "--strategy", "recursive", "-p",
+                 "target=60", "--k", "2", "--budget", "100", "--json"]) == 0
+    printed = _json(capsys)
+    corpus = load_corpus(str(folder))
+    chunks = get_strategy("recursive", target=60).split_documents(corpus.documents)
+    want = evaluate(corpus.documents, chunks, load_questions(str(q), corpus), EvalSettings(k=2, budget=100)).summary()
+    for key in ("hit", "hit_lo", "hit_hi", "recall", "mrr", "chunks", "k", "budget", "engine"):
+        assert printed[key] == want[key], key

@@ -184,3 +184,15 @@ def test_cached_lsa_speeds_up_repeated_semantic_splits():
     misses = cached.misses
     assert [(c.start, c.end) for c in s.split(text)] == [(c.start, c.end) for c in first]
     assert cached.misses == misses and cached.hits >= len(CORPUS)
+
+
+def test_integer_options_are_checked_by_their_declaration():
+    from chunklab.params import ParamError
+
+    with pytest.raises(TypeError, match=r"^dims must be an int >= 1, got '3'$"):
+        LSAEmbedder(dims="3")
+    with pytest.raises(ParamError, match=r"^max_features must be an int >= 1 or None, got 0$"):
+        LSAEmbedder(max_features=0)
+    assert LSAEmbedder(max_features=None).max_features is None
+    with pytest.raises(TypeError, match=r"^maxsize must be an int >= 1, got True$"):
+        CachedEmbedder(lambda ts: np.zeros((len(ts), 2)), maxsize=True)

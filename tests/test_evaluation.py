@@ -328,7 +328,7 @@ def test_evaluate_dense_and_hybrid(law):
                 min_size=1, max_size=6))
 def test_precision_omega_without_a_loop_equals_the_loop(chunk_spans, gold_lists):
     # Nested, overlapping, touching, empty and gapped chunks; gold spans inside, across and outside.
-    from chunklab.evaluation import _precision_omega_loop, precision_omega
+    from chunklab.evaluation.metrics import _precision_omega_loop, precision_omega
 
     cgs = np.array([s for s, _ in chunk_spans], dtype=np.int64)
     cge = cgs + np.array([n for _, n in chunk_spans], dtype=np.int64)
@@ -347,3 +347,127 @@ def test_precision_omega_without_a_loop_equals_the_loop(chunk_spans, gold_lists)
             gs[i, j], ge[i, j] = a, b
     np.testing.assert_allclose(precision_omega(cgs, cge, gs, ge), _precision_omega_loop(cgs, cge, gs, ge),
                                rtol=0, atol=1e-15)
+
+
+# -- settings: one validated object for every entry point --------------------------------------------------
+
+def test_settings_validate_every_field_in_one_line():
+    from chunklab.evaluation import EvalSettings
+    from chunklab.params import ParamError
+
+    s = EvalSettings()
+    assert (s.k, s.budget, s.budget_unit, s.tokenizer, s.engine, s.use_context, s.depth, s.n_boot, s.seed,
+            s.count_tokens, s.rrf_constant) == (5, None, "chars", "bigram", "fast", False, None, 2000, 0, False, 60)
+    bad = [({"k": 0}, ParamError, "k must be an int >= 1, got 0"),
+           ({"k": 2.5}, TypeError, "k must be an int >= 1, got 2.5"),
+           ({"budget": 0}, ParamError, "budget must be an int >= 1 or None, got 0"),
+           ({"budget_unit": "words"}, ParamError, "budget_unit must be one of 'chars', 'tokens', got 'words'"),
+           ({"tokenizer": "bigrams"}, ParamError, "tokenizer must be one of 'bigram', 'unigram_bigram'"),
+           ({"tokenizer": 3}, TypeError, "tokenizer must be one of"),
+           ({"engine": "bm26"}, ParamError, "engine must be one of 'bm25', 'fast', 'reference', 'dense', 'hybrid'"),
+           ({"engine": 3}, TypeError, "or an object with .search(queries, k), got int"),
+           ({"use_context": 1}, TypeError, "use_context must be True or False, got 1"),
+           ({"depth": 0}, ParamError, "depth must be an int >= 1 or None, got 0"),
+           ({"n_boot": 0}, ParamError, "n_boot must be an int >= 1, got 0"),
+           ({"seed": -1}, ParamError, "seed must be an int >= 0, got -1"),
+           ({"count_tokens": "yes"}, TypeError, "count_tokens must be True or False"),
+           ({"rrf_constant": -1}, ParamError, "rrf_constant must be a number >= 0, got -1")]
+    for options, error, message in bad:
+        with pytest.raises(error) as exc:
+            EvalSettings(**options)
+        assert message in str(exc.value) and "\n" not in str(exc.value)
+        with pytest.raises(error):
+            s.replace(**options)  # replace() validates like a new object
+
+
+def test_settings_replace_resolve_and_unknown_options():
+    from chunklab.evaluation import EvalSettings
+    from chunklab.retrieval import get_tokenizer
+
+    s = EvalSettings(k=3)
+    assert s.replace() is s and s.replace(k=4).k == 4 and s.k == 3  # frozen: a copy
+    with pytest.raises(AttributeError):
+        s.k = 4  # type: ignore[misc]
+    assert EvalSettings(k=np.int64(7)).k == 7 and type(EvalSettings(k=np.int64(7)).k) is int
+    assert (EvalSettings().ranking_depth, EvalSettings(k=80).ranking_depth, EvalSettings(k=5, depth=3).ranking_depth,
+            EvalSettings(depth=100).ranking_depth) == (50, 80, 5, 100)
+    with pytest.raises(TypeError, match=r"unknown evaluation option 'budgt' \(did you mean 'budget'\?\)"):
+        s.replace(budgt=100)
+    with pytest.raises(TypeError, match="unknown evaluation option 'zzz'; the options are k, budget"):
+        EvalSettings.resolve(None, {"zzz": 1})
+    assert EvalSettings.resolve(None, {"k": 2}) == EvalSettings(k=2)
+    assert EvalSettings.resolve(s, {"budget": 10}) == EvalSettings(k=3, budget=10)
+    assert EvalSettings.resolve(None, {}, default=s) is s
+    with pytest.raises(TypeError, match="settings must be an EvalSettings or None, got int"):
+        EvalSettings.resolve(5, {})  # type: ignore[arg-type]
+    tok = EvalSettings(tokenizer=get_tokenizer("words"))
+    assert tok.tokenizer_name == "words" and tok.as_dict()["tokenizer"] == "words"
+    assert set(EvalSettings.PARAMS) == set(EvalSettings.names())
+
+
+def test_evaluate_with_settings_equals_evaluate_with_keywords(law):
+    from chunklab.evaluation import EvalSettings
+    from chunklab.retrieval import CorpusIndex
+
+    doc = law[0]
+    qs = _law_questions(doc)
+    chunks = _chunks(doc, 200)
+    s = EvalSettings(k=3, budget=500, n_boot=100, seed=3)
+    a = evaluate(law, chunks, qs, s)
+    b = evaluate(law, chunks, qs, k=3, budget=500, n_boot=100, seed=3)
+    c = evaluate(law, chunks, qs, EvalSettings(k=9), k=3, budget=500, n_boot=100, seed=3)  # options win
+    d = evaluate(law, chunks, qs, s, index=CorpusIndex(law))  # the index's layout is shared
+    for r in (b, c, d):
+        assert r.summary().keys() == a.summary().keys()
+        assert {n: v for n, v in r.summary().items() if not n.endswith("_seconds")} == \
+               {n: v for n, v in a.summary().items() if not n.endswith("_seconds")}
+        assert (r.ranked == a.ranked).all() and r.bad_cases == a.bad_cases
+    assert a.settings == s and b.settings == s
+    with pytest.raises(TypeError, match=r"unknown evaluation option 'n_boots' \(did you mean 'n_boot'\?\)"):
+        evaluate(law, chunks, qs, n_boots=100)
+    with pytest.raises(TypeError, match="settings must be an EvalSettings"):
+        evaluate(law, chunks, qs, 5)  # the old positional k
+
+
+def test_bm25_is_the_fast_engine_and_an_index_on_other_documents_still_works(law):
+    from chunklab.core import Document
+    from chunklab.retrieval import CorpusIndex
+
+    doc = law[0]
+    qs = _law_questions(doc)
+    chunks = _chunks(doc, 200)
+    fast = evaluate(law, chunks, qs, k=3, n_boot=100)
+    bm25 = evaluate(law, chunks, qs, k=3, n_boot=100, engine="bm25")
+    assert (fast.ranked == bm25.ranked).all() and fast.config["engine"] == "fast" and bm25.config["engine"] == "bm25"
+    np.testing.assert_array_equal(fast.per_question["mrr"], bm25.per_question["mrr"])
+    # an index of a larger corpus (another document first): same rankings, metrics on the documents given
+    wider = CorpusIndex([Document("other", "劳动合同的订立。"), *law])
+    w = evaluate(law, chunks, qs, k=3, n_boot=100, index=wider)
+    assert (w.ranked == fast.ranked).all()
+    np.testing.assert_array_equal(w.per_question["recall"], fast.per_question["recall"])
+    # the one chunk check: a chunk past the end of its document, with or without an index
+    last = chunks[-1]
+    past = chunks[:-1] + [Chunk(doc.id, last.index, last.start, last.end + 1, last.text + "。")]
+    for index in (None, CorpusIndex(law)):
+        with pytest.raises(ValueError, match="past the end of document"):
+            evaluate(law, past, qs, k=3, n_boot=100, index=index)
+
+
+def test_evaluate_takes_a_retriever_object(law):
+    from chunklab.retrieval import Ranking
+
+    class Backwards:
+        """Ranks the chunks last to first, whatever the query."""
+
+        def __init__(self, n):
+            self.n = n
+
+        def search(self, queries, k=5):
+            row = np.arange(self.n)[::-1][:k]
+            return Ranking(np.tile(row, (len(queries), 1)), np.zeros((len(queries), len(row))))
+
+    doc = law[0]
+    chunks = _chunks(doc, 200)
+    r = evaluate(law, chunks, _law_questions(doc), engine=Backwards(len(chunks)), k=2, n_boot=100)
+    assert r.ranked[0, :2].tolist() == [len(chunks) - 1, len(chunks) - 2]
+    assert r.config["engine"] == "Backwards" and "index" not in r.timings and "search" in r.timings

@@ -85,8 +85,10 @@ def test_heatmap():
     import matplotlib
 
     matplotlib.use("Agg")
+    from chunklab.viz.plots import metric_heatmap  # MatrixResult.heatmap moved to the viz layer
+
     res = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=2, progress=False, n_boot=50)
-    ax = res.heatmap("hit", strategy="fixed")
+    ax = metric_heatmap([r for r in res.rows if r["strategy"] == "fixed"], "size", "overlap", "hit").axes[0]
     assert ax.get_xlabel() == "overlap"
 
 
@@ -118,3 +120,45 @@ def test_progress_bar_counts_configs(capsys):
     run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=True, n_boot=100)
     err = capsys.readouterr().err
     assert "matrix" in err and "2/2" in err
+
+
+def test_run_matrix_takes_the_evaluation_settings():
+    from chunklab.evaluation import EvalSettings, evaluate
+    from chunklab.evaluation.matrix import MATRIX_SETTINGS
+
+    assert MATRIX_SETTINGS == EvalSettings(n_boot=1000)
+    s = EvalSettings(k=2, n_boot=100, budget=30, seed=1)
+    a = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], s, progress=False)
+    b = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, n_boot=100, budget=30, seed=1, progress=False)
+    c = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], EvalSettings(k=9), k=2, n_boot=100, budget=30, seed=1,
+                   progress=False)
+    assert _strip(a.rows) == _strip(b.rows) == _strip(c.rows)
+    # each row is evaluate() of that chunking with the same settings (default: 1,000 resamples)
+    from chunklab.base import get_strategy
+
+    chunks = get_strategy("recursive", target=30, overlap=0).split_documents([DOC, DOC2])
+    one = evaluate([DOC, DOC2], chunks, QUESTIONS, s).summary()
+    for key, value in one.items():
+        if "seconds" not in key:
+            assert a.rows[0][key] == value or value != value and a.rows[0][key] != a.rows[0][key], key
+    default = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:2], progress=False).rows[0]
+    want = evaluate([DOC, DOC2], chunks, QUESTIONS, MATRIX_SETTINGS).summary()
+    assert (default["hit_lo"], default["hit_hi"]) == (want["hit_lo"], want["hit_hi"])
+
+
+def test_run_matrix_rejects_settings_it_cannot_run():
+    from chunklab.evaluation import EvalSettings
+    from chunklab.retrieval import get_tokenizer
+
+    with pytest.raises(ValueError, match="engine must be 'bm25' or 'fast'.*got 'dense'"):
+        run_matrix([DOC], QUESTIONS[:1], GRID, engine="dense")
+    with pytest.raises(ValueError, match="tokenizer must be a tokenizer name"):
+        run_matrix([DOC], QUESTIONS[:1], GRID, EvalSettings(tokenizer=get_tokenizer("words")))
+    with pytest.raises(TypeError, match=r"unknown evaluation option 'budget_units' \(did you mean 'budget_unit'\?\)"):
+        run_matrix([DOC], QUESTIONS[:1], GRID, budget_units="tokens")
+    assert run_matrix([DOC], QUESTIONS[:1], GRID[1:], engine="bm25", progress=False, n_boot=10).rows[0]["engine"] == "bm25"
+
+
+def test_the_heatmap_is_drawn_by_the_viz_layer():
+    # evaluation may not import viz: MatrixResult has no plotting method, metric_heatmap draws its rows
+    assert not hasattr(MatrixResult, "heatmap")

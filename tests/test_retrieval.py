@@ -218,9 +218,9 @@ def _both_kernels(engine, queries, k):
 def test_the_compiled_ranker_is_built():
     # CI installs the package with `pip install -e .`, which compiles it; if this fails, BM25Fast
     # still works (numpy path) but the matrix benchmark is several times slower.
-    from chunklab import retrieval
+    from chunklab.retrieval.bm25 import _TOPK
 
-    assert retrieval._TOPK is not None
+    assert _TOPK is not None
     assert BM25Fast.from_texts(["甲乙"]).kernel == "compiled"
 
 
@@ -264,13 +264,106 @@ def test_compiled_ranker_on_law_text():
 
 
 def test_compiled_ranker_rejects_inconsistent_arrays():
-    from chunklab import retrieval
+    from chunklab.retrieval.bm25 import _TOPK
 
     ids, scores = np.zeros((1, 2), dtype=np.int64), np.zeros((1, 2))
     p = np.array([0, 1], dtype=np.int64)
     with pytest.raises(ValueError, match="out of range"):
-        retrieval._TOPK.topk_product(1, 1, 1, 2, p, np.array([5], dtype=np.int64), np.ones(1),
+        _TOPK.topk_product(1, 1, 1, 2, p, np.array([5], dtype=np.int64), np.ones(1),
                                      p, np.array([0], dtype=np.int32), np.ones(1), ids, scores)
     with pytest.raises(ValueError, match="out_ids"):
-        retrieval._TOPK.topk_product(1, 1, 1, 3, p, np.array([0], dtype=np.int64), np.ones(1),
+        _TOPK.topk_product(1, 1, 1, 3, p, np.array([0], dtype=np.int64), np.ones(1),
                                      p, np.array([0], dtype=np.int32), np.ones(1), ids, scores)
+
+
+# -- one layout, one RRF, retrievers by name ------------------------------------------------------------
+
+def test_the_index_lays_the_corpus_on_the_evaluation_layout():
+    from chunklab.evaluation import Layout as EvaluationLayout
+    from chunklab.retrieval import Layout
+
+    docs = [Document("a", "合同的订立"), Document("b", "违约责任。")]
+    index = CorpusIndex(docs)
+    assert EvaluationLayout is Layout and isinstance(index.layout, Layout)
+    assert index.layout.offsets.tolist() == [0, 6] and index.layout.matches(docs)
+    assert not index.layout.matches(docs[::-1]) and not index.layout.matches(docs[:1])
+    chunks = [Chunk("b", 0, 0, 2, "违约"), Chunk("a", 0, 2, 5, "的订立")]
+    gs, ge = index.chunk_bounds(chunks)
+    assert gs.tolist() == [6, 2] and ge.tolist() == [8, 5]
+    assert index.layout.to_local(7) == ("b", 1) and index.layout.text(6, 8) == "违约"
+    # the precomputed bounds give the same matrix as the index computing them
+    a = index.term_counts(chunks).toarray()
+    b = index.term_counts(chunks, bounds=index.layout.chunk_bounds(chunks)).toarray()
+    assert (a == b).all()
+    with pytest.raises(ValueError, match="documents must have distinct ids"):
+        CorpusIndex([docs[0], docs[0]])
+    with pytest.raises(ValueError, match=r"chunk 1 ends at 6, past the end of document 'a' \(length 5\)"):
+        Layout(docs).chunk_bounds([chunks[0], Chunk("a", 1, 0, 6, "合同的订立。")])
+    with pytest.raises(ValueError, match="chunk 0 refers to unknown document id 'x' \\(not in the corpus\\)"):
+        Layout(docs).chunk_bounds([Chunk("x", 0, 0, 1, "甲")])
+
+
+def test_rrf_scores_are_computed_once_and_read_by_rrf_fuse_and_multi_granularity():
+    from chunklab.hierarchy import multi_granularity
+    from chunklab.retrieval import rrf_scores
+
+    rankings = [[3, 1, 2, -1], [1, 3, 5]]
+    scores = rrf_scores(rankings, rrf_constant=10)
+    want = {1: 1 / 12 + 1 / 11, 3: 1 / 11 + 1 / 12, 2: 1 / 13, 5: 1 / 13}
+    assert list(scores) == [1, 3, 2, 5] and scores == pytest.approx(want)  # ties go to the lower id
+    assert rrf(rankings, rrf_constant=10) == [1, 3, 2, 5] and rrf(rankings, rrf_constant=10, top=2) == [1, 3]
+    assert rrf_scores([]) == {} and rrf([[-1]]) == []
+    a = Ranking(np.array([[3, 1, 2, -1]]), np.zeros((1, 4)))
+    b = Ranking(np.array([[1, 3, 5, -1]]), np.zeros((1, 4)))
+    fused = fuse([a, b], k=5, rrf_constant=10)
+    assert fused.ids.tolist() == [[1, 3, 2, 5, -1]]
+    assert fused.scores[0, :4].tolist() == list(scores.values()) and np.isnan(fused.scores[0, 4])
+    small = [Chunk("d", i, 2 * i, 2 * i + 2, "甲乙") for i in range(4)]
+    big = [Chunk("d", 0, 20, 24, "丙丁戊己"), Chunk("d", 1, 24, 28, "庚辛壬癸")]
+    hits = multi_granularity([3, 1], [1, 0], small, big, k=4, rrf_constant=10)
+    assert [(h.source, h.index) for h in hits] == [("a", 3), ("b", 1), ("a", 1), ("b", 0)]
+    assert [h.score for h in hits] == [1 / 11, 1 / 11, 1 / 12, 1 / 12]
+    # the constant has one name everywhere; the old keywords are gone
+    for call in (lambda: rrf(rankings, k=10), lambda: fuse([a, b], rrf_k=10),
+                 lambda: multi_granularity([0], [0], small, big, rrf_k=10)):
+        with pytest.raises(TypeError, match="unexpected keyword argument"):
+            call()
+    with pytest.raises(ValueError, match="rrf_constant must be a number >= 0, got -1"):
+        rrf(rankings, rrf_constant=-1)
+
+
+def test_make_retriever_by_name():
+    from chunklab.retrieval import RETRIEVERS, make_retriever
+    from chunklab.retrieval.factory import BM25Retriever, HybridRetriever, ReferenceRetriever
+
+    doc = Document("d", "合同的订立。合同的效力。违约责任。")
+    chunks = [Chunk("d", 0, 0, 6, "合同的订立。"), Chunk("d", 1, 6, 12, "合同的效力。"), Chunk("d", 2, 12, 17, "违约责任。")]
+    emb = lambda ts: np.array([[1.0, 0.0] if "效力" in t else [0.0, 1.0] for t in ts])  # noqa: E731
+    assert RETRIEVERS == ("bm25", "fast", "reference", "dense", "hybrid")
+    got = {name: make_retriever(name, [doc], chunks, embedder=emb) for name in RETRIEVERS}
+    assert isinstance(got["bm25"], BM25Retriever) and isinstance(got["fast"], BM25Retriever)
+    assert isinstance(got["reference"], ReferenceRetriever) and isinstance(got["hybrid"], HybridRetriever)
+    ranks = {name: r.search(["合同效力"], k=3).ids.tolist() for name, r in got.items()}
+    assert ranks["bm25"] == ranks["fast"] == ranks["reference"] == [[1, 0, -1]]
+    assert ranks["dense"][0][0] == 1 and ranks["hybrid"][0][0] == 1
+    index = CorpusIndex([doc])
+    assert make_retriever("bm25", [doc], chunks, index=index).index is index
+    assert make_retriever("hybrid", [doc], chunks, embedder=emb, rrf_constant=1).search(["合同效力"], k=2).scores[0, 0] == 1.0
+    engine = got["dense"]
+    assert make_retriever(engine, [doc], chunks) is engine  # an object with .search passes through
+    with pytest.raises(ValueError, match="name must be one of 'bm25', 'fast'"):
+        make_retriever("bm26", [doc], chunks)
+    with pytest.raises(TypeError, match="or an object with .search"):
+        make_retriever(None, [doc], chunks)
+    with pytest.raises(ValueError, match="retriever 'hybrid' needs an embedder"):
+        make_retriever("hybrid", [doc], chunks)
+    with pytest.raises(TypeError, match="use_context must be True or False"):
+        make_retriever("bm25", [doc], chunks, use_context="yes")
+
+
+def test_private_names_are_not_reexported():
+    import chunklab.retrieval as retrieval
+
+    for name in ("_TOPK", "_check_k", "_topk_compiled"):
+        assert name not in vars(retrieval) and name in vars(retrieval.bm25)  # import them from retrieval.bm25
+    assert all(not n.startswith("_") for n in retrieval.__all__)

@@ -126,3 +126,26 @@ def test_static_site_build_embeds_no_widget(monkeypatch):
     assert "application/vnd.jupyter.widget-view+json" not in bundle
     assert "默认设置" in bundle["text/html"]
     assert not hasattr(ex, "_box") and not hasattr(ex, "out")  # no widget was created
+
+
+def test_evaluation_explorer_holds_one_settings_object():
+    from chunklab.core import Document
+    from chunklab.evaluation import EvalSettings
+    from chunklab.params import ParamError
+
+    Q = __import__("collections").namedtuple("Q", "id question spans")
+    doc = Document("d", "合同的订立。合同的效力。违约责任。")
+    qs = [Q("q1", "合同效力", [("d", 6, 11)])]
+    ex = EvaluationExplorer([doc], qs, "sentence", {"target": 6}, k=2)
+    assert ex.settings == EvalSettings(k=2, n_boot=500) and (ex.k, ex.use_context, ex.n_boot) == (2, False, 500)
+    ex.k = 1
+    ex.use_context = True
+    assert ex.settings == EvalSettings(k=1, n_boot=500, use_context=True)
+    _, _, r = ex.evaluate()
+    assert r.settings == ex.settings and r.k == 1
+    given = EvalSettings(k=3, n_boot=100, seed=2)
+    assert EvaluationExplorer([doc], qs, "sentence", {"target": 6}, settings=given).settings is given
+    with pytest.raises(ParamError, match="k must be an int >= 1, got 0"):
+        EvaluationExplorer([doc], qs, "sentence", {"target": 6}, k=0)
+    with pytest.raises(TypeError, match=r"unknown evaluation option 'nboot' \(did you mean 'n_boot'\?\)"):
+        EvaluationExplorer([doc], qs, "sentence", {"target": 6}, nboot=10)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..params import Param
 from . import Corpus, data_dir, load_corpus
 
 __all__ = [
@@ -440,8 +441,7 @@ def generate_scale_questions(corpus: Corpus | str | None = None, n: int = SCALE_
     ('scale-0000', 'known-item', 2)
     """
     corpus = load_corpus(corpus if corpus is not None else "laws") if not isinstance(corpus, Corpus) else corpus
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int >= 1, got {n!r}")
+    n = Param("int", 2267, low=1).validate("n", n)
     articles = [(d, a) for d in corpus for a in d.meta.get("articles", ())]
     if not articles:
         raise ValueError(f"corpus {corpus.name!r} has no meta['articles']: generate from a legal corpus ('laws')")

@@ -2,9 +2,11 @@
 
 The package holds one idea per module:
 
-* :mod:`~chunklab.evaluation.metrics` — the global coordinate line (:class:`Layout`), the
-  per-question metrics with their definitions (:func:`question_metrics`, :data:`METRICS`) and the
-  context budget (:func:`select_budget`);
+* :mod:`~chunklab.evaluation.settings` — the options of an evaluation, declared and validated
+  once (:class:`EvalSettings`);
+* :mod:`~chunklab.evaluation.metrics` — the per-question metrics with their definitions
+  (:func:`question_metrics`, :data:`METRICS`) and the context budget (:func:`select_budget`), on
+  the global coordinate line of :class:`~chunklab.retrieval.Layout` (re-exported here);
 * :mod:`~chunklab.evaluation.structure` — question-free measures of a chunking
   (:func:`structure_metrics`);
 * :mod:`~chunklab.evaluation.misses` — miss attribution (:func:`attribute_misses`,
@@ -22,15 +24,16 @@ The package holds one idea per module:
 from __future__ import annotations
 
 from ..adapters import chunks_from_strings, split_with
-from .metrics import METRICS, Layout, question_metrics, select_budget
-from .metrics import _precision_omega_loop, precision_omega  # noqa: F401  (imported from here by tests)
+from ..retrieval.layout import Layout
+from .metrics import METRICS, question_metrics, select_budget
 from .misses import SYMPTOMS, attribute_misses
 from .run import EvalResult, compare, evaluate
+from .settings import EvalSettings
 from .stats import bootstrap_ci, bootstrap_many, paired_bootstrap
 from .structure import structure_metrics
 
 __all__ = [
-    "METRICS", "SYMPTOMS", "Layout", "question_metrics", "select_budget", "structure_metrics",
+    "METRICS", "SYMPTOMS", "EvalSettings", "Layout", "question_metrics", "select_budget", "structure_metrics",
     "attribute_misses", "bootstrap_ci", "bootstrap_many", "paired_bootstrap", "compare", "evaluate", "EvalResult",
     "chunks_from_strings", "split_with",
 ]

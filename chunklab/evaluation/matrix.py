@@ -30,15 +30,18 @@ import json
 import math
 import os
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..base import get_strategy
 from ..core import Document
+from ..datasets.questions import Question
 from ..retrieval import CorpusIndex
 from .run import evaluate
+from .settings import EvalSettings
 
-__all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID"]
+__all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID", "MATRIX_SETTINGS"]
 
 #: Article 002's experiment (claim C20): 3 methods x 3 sizes x 3 overlaps = 27 configs.
 ARTICLE_002_GRID: list[dict[str, Any]] = [
@@ -100,7 +103,11 @@ def expand_grid(grid: Sequence[dict[str, Any]] | dict[str, Any]) -> tuple[list[d
 @dataclass
 class MatrixResult:
     """Rows (one flat dict per config: ``label``, ``strategy``, parameters, metrics with CIs,
-    structure, miss symptom counts, timings), the skipped combinations, and the total time."""
+    structure, miss symptom counts, timings), the skipped combinations, and the total time.
+
+    To draw a metric over two parameters, pass the rows to :func:`chunklab.viz.plots.metric_heatmap`,
+    e.g. ``metric_heatmap([r for r in res.rows if r["strategy"] == "fixed"], "size", "overlap", "hit")``.
+    """
 
     rows: list[dict[str, Any]]
     skipped: list[dict[str, Any]]
@@ -152,34 +159,6 @@ class MatrixResult:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
         return text
-
-    def heatmap(self, metric: str = "hit", strategy: str | None = None, row: str | None = None,
-                col: str = "overlap", ax: Any = None) -> Any:
-        """A matplotlib heatmap of ``metric``: rows = strategy x size (or ``row``), columns = ``col``."""
-        import matplotlib.pyplot as plt
-        import numpy as np
-
-        rows = [r for r in self.rows if strategy is None or r["strategy"] == strategy]
-        def rkey(r: dict[str, Any]) -> str:
-            size = r.get(row) if row else r.get("size", r.get("target"))
-            return f"{r['strategy']} {size}"
-        rlabels = sorted({rkey(r) for r in rows}, key=lambda s: (s.split()[0], float(s.split()[1]) if s.split()[1].replace('.', '', 1).isdigit() else 0))
-        clabels = sorted({r.get(col) for r in rows}, key=lambda v: (v is None, v))
-        m = np.full((len(rlabels), len(clabels)), np.nan)
-        for r in rows:
-            m[rlabels.index(rkey(r)), clabels.index(r.get(col))] = r.get(metric, np.nan)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(1.2 * len(clabels) + 2, 0.5 * len(rlabels) + 1.5))
-        im = ax.imshow(m, cmap="viridis", aspect="auto")
-        ax.set_xticks(range(len(clabels)), [str(c) for c in clabels])
-        ax.set_yticks(range(len(rlabels)), rlabels)
-        ax.set_xlabel(col)
-        for i in range(m.shape[0]):
-            for j in range(m.shape[1]):
-                if not np.isnan(m[i, j]):
-                    ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", color="w", fontsize=8)
-        ax.figure.colorbar(im, ax=ax, label=metric)
-        return ax
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,46 +213,52 @@ def _state(key: str, documents: Any, questions: Any, tokenizer: str) -> tuple[An
     return st
 
 
-def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
-    docs, qs, index = _state(key, documents, questions, opts["tokenizer"])
+def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], settings: EvalSettings) -> dict[str, Any]:
+    docs, qs, index = _state(key, documents, questions, settings.tokenizer)
     t0 = time.perf_counter()
-    strat = get_strategy(cfg["strategy"], **cfg["params"])
-    chunks = [c for d in docs for c in strat.split(d)]
+    chunks = get_strategy(cfg["strategy"], **cfg["params"]).split_documents(docs)
     ingest = time.perf_counter() - t0
-    res = evaluate(docs, chunks, qs, k=opts["k"], tokenizer=opts["tokenizer"], engine="fast",
-                   budget=opts["budget"], budget_unit=opts["budget_unit"],
-                   count_tokens=opts["count_tokens"], use_context=opts["use_context"], index=index,
-                   n_boot=opts["n_boot"], seed=opts["seed"], ingest_seconds=ingest,
+    res = evaluate(docs, chunks, qs, settings, index=index, ingest_seconds=ingest,
                    config={"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]})
     row = res.summary()
     row["seconds"] = time.perf_counter() - t0
     return row
 
 
-def run_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Sequence[dict[str, Any]] | dict[str, Any],
-               k: int = 5, executor: Any = None, progress: bool = True, tokenizer: str = "bigram",
-               use_context: bool = False, budget: int | None = None, n_boot: int = 1000,
-               seed: int = 0, budget_unit: str = "chars", count_tokens: bool = False) -> MatrixResult:
+#: :func:`run_matrix`'s defaults: those of :class:`~chunklab.evaluation.settings.EvalSettings` but
+#: 1,000 bootstrap resamples (a matrix has many rows).
+MATRIX_SETTINGS = EvalSettings(n_boot=1000)
+
+
+def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
+               grid: Sequence[dict[str, Any]] | dict[str, Any], settings: EvalSettings | None = None, *,
+               executor: Executor | None = None, progress: bool = True, **options: Any) -> MatrixResult:
     """Run every config of ``grid`` (see :func:`expand_grid`) on ``documents`` and ``questions``.
+
+    ``settings`` (default :data:`MATRIX_SETTINGS`), with single options given by keyword on top
+    (``run_matrix(docs, qs, grid, k=5, budget=2000)``), is passed to
+    :func:`~chunklab.evaluation.evaluate` for every config: ``budget`` / ``budget_unit`` (a fixed
+    context budget instead of k), ``count_tokens`` (tok@k in cl100k tokens), ``use_context``,
+    ``n_boot``, ``seed``. Every config ranks with BM25 on one shared
+    :class:`~chunklab.retrieval.CorpusIndex`, so ``engine`` must be ``"bm25"`` (or ``"fast"``) and
+    ``tokenizer`` a name.
 
     ``executor``: any ``concurrent.futures.Executor`` (threads, processes, or a Dask/Ray executor
     with the same interface); documents and questions are sent as plain tuples, and each worker
     tokenises the corpus once. Without one, configs run in this process, sharing one
-    :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order. ``budget`` /
-    ``budget_unit`` and ``count_tokens`` are passed on to :func:`~chunklab.evaluation.evaluate`
-    (a fixed context budget instead of k; tok@k in cl100k tokens).
+    :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if not isinstance(tokenizer, str):
-        raise ValueError(f"tokenizer must be a tokenizer name, got {tokenizer!r}")
+    s = EvalSettings.resolve(settings, options, default=MATRIX_SETTINGS)
+    if not isinstance(s.tokenizer, str):
+        raise ValueError(f"tokenizer must be a tokenizer name, got {s.tokenizer!r}")
+    if s.engine not in ("bm25", "fast"):
+        raise ValueError(f"engine must be 'bm25' or 'fast' (run_matrix ranks every config with BM25 on one "
+                         f"shared CorpusIndex), got {s.engine_name!r}")
     t0 = time.perf_counter()
     documents = list(documents)
     questions = list(questions)
     configs, skipped = expand_grid(grid)
-    key = _fingerprint(documents, tokenizer)
-    opts = {"k": k, "tokenizer": tokenizer, "budget": budget, "use_context": use_context,
-            "n_boot": n_boot, "seed": seed, "budget_unit": budget_unit, "count_tokens": count_tokens}
+    key = _fingerprint(documents, s.tokenizer)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -283,18 +268,18 @@ def run_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Sequenc
     setup = 0.0
     if executor is None:
         ts = time.perf_counter()
-        _state(key, documents, questions, tokenizer)
+        _state(key, documents, questions, s.tokenizer)
         setup = time.perf_counter() - ts
         try:
             for cfg in configs:
-                rows.append(_run_config(key, documents, questions, cfg, opts))
+                rows.append(_run_config(key, documents, questions, cfg, s))
                 if bar is not None:
                     bar.update(1)
         finally:
             _STATE.pop(key, None)
     else:
         pdocs, pqs = _plain_docs(documents), _plain_questions(questions)
-        futures = [executor.submit(_run_config, key, pdocs, pqs, cfg, opts) for cfg in configs]
+        futures = [executor.submit(_run_config, key, pdocs, pqs, cfg, s) for cfg in configs]
         try:
             for f in futures:
                 rows.append(f.result())

@@ -59,13 +59,17 @@ Structural metrics of a chunking, independent of questions, are in
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..length import count_tokens as _count_tokens
+from ..params import Param
+from ..retrieval.bm25 import _check_k
+from ..retrieval.layout import Layout
+from ..retrieval.layout import union as _union
 
-__all__ = ["METRICS", "Layout", "question_metrics", "select_budget"]
+__all__ = ["METRICS", "Layout", "question_metrics", "precision_omega", "select_budget"]
 
 #: Per-question metrics, in the order summaries show them. ``higher`` tells which way is better.
 METRICS: dict[str, dict[str, Any]] = {
@@ -85,93 +89,6 @@ METRICS: dict[str, dict[str, Any]] = {
     "irrelevant_share": {"higher": False, "doc": "share of a hitting chunk's chars outside the evidence (C16)"},
     "n_retrieved": {"higher": None, "doc": "chunks retrieved"},
 }
-
-
-# --------------------------------------------------------------------------------------------
-# Global coordinates
-# --------------------------------------------------------------------------------------------
-
-class Layout:
-    """Documents placed one after another on one line (with a one-character gap between them).
-
-    >>> from chunklab.core import Document
-    >>> lay = Layout([Document("a", "12"), Document("b", "345")])
-    >>> int(lay.to_global("b", 1))
-    4
-    """
-
-    def __init__(self, documents: Sequence[Any]) -> None:
-        docs = list(documents)
-        self.doc_ids = [d.id for d in docs]
-        self.pos = {d: i for i, d in enumerate(self.doc_ids)}
-        if len(self.pos) != len(self.doc_ids):
-            raise ValueError("documents must have distinct ids")
-        self.lens = np.array([len(d.text) for d in docs], dtype=np.int64)
-        self.offsets = np.concatenate(([0], np.cumsum(self.lens + 1)[:-1])).astype(np.int64) if docs else np.zeros(0, np.int64)
-
-    def doc_index(self, doc_id: str) -> int:
-        try:
-            return self.pos[doc_id]
-        except KeyError:
-            raise ValueError(f"unknown document id {doc_id!r} (not in the corpus)") from None
-
-    def to_global(self, doc_id: str, pos: int) -> int:
-        return int(self.offsets[self.doc_index(doc_id)] + pos)
-
-    def doc_of(self, g: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.offsets, g, side="right") - 1
-
-    def chunk_bounds(self, chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-        n = len(chunks)
-        d = np.fromiter((self.doc_index(c.doc_id) for c in chunks), dtype=np.int64, count=n)
-        s = np.fromiter((c.start for c in chunks), dtype=np.int64, count=n)
-        e = np.fromiter((c.end for c in chunks), dtype=np.int64, count=n)
-        return self.offsets[d] + s, self.offsets[d] + e
-
-    def gold_bounds(self, span_lists: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray]:
-        """Global gold spans, merged per question and padded: ``(gs, ge)`` of shape n_questions x M.
-
-        Padding entries are ``(-2, -2)`` (they overlap nothing).
-        """
-        merged: list[list[tuple[int, int]]] = []
-        for qi, spans in enumerate(span_lists):
-            iv = []
-            for sp_ in spans:
-                doc_id, s, e = _span_fields(sp_)
-                d = self.doc_index(doc_id)
-                if not (0 <= s < e <= self.lens[d]):
-                    raise ValueError(
-                        f"question {qi}: gold span [{s}, {e}) must be non-empty and inside document {doc_id!r} "
-                        f"(length {int(self.lens[d])})")
-                iv.append((int(self.offsets[d] + s), int(self.offsets[d] + e)))
-            if not iv:
-                raise ValueError(f"question {qi} has no gold span")
-            merged.append(_union(iv))
-        m = max((len(x) for x in merged), default=1)
-        gs = np.full((len(merged), m), -2, dtype=np.int64)
-        ge = np.full((len(merged), m), -2, dtype=np.int64)
-        for i, iv in enumerate(merged):
-            for j, (s, e) in enumerate(iv):
-                gs[i, j], ge[i, j] = s, e
-        return gs, ge
-
-
-def _span_fields(span: Any) -> tuple[str, int, int]:
-    if hasattr(span, "doc_id"):
-        return span.doc_id, int(span.start), int(span.end)
-    doc_id, s, e = span
-    return doc_id, int(s), int(e)
-
-
-def _union(iv: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return out
 
 
 def _union_len(s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -207,8 +124,7 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
     >>> float(m["recall"][0]), round(float(m["duplication"][0]), 3), round(float(m["precision"][0]), 3)
     (1.0, 0.167, 0.333)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    k = _check_k(k)
     if layout is None:
         if documents is None:
             raise ValueError("pass documents or layout")
@@ -411,6 +327,10 @@ def _subtract(spans: list[tuple[int, int]], cover: list[tuple[int, int]]) -> lis
 # Context budget (claim C26)
 # --------------------------------------------------------------------------------------------
 
+_BUDGET = Param("int", 2000, "context budget", low=1)
+_UNIT = Param("choice", "chars", "unit of the budget", choices=("chars", "tokens"))
+
+
 def select_budget(ranked: Any, chunks: Sequence[Any], budget: int, unit: str = "chars",
                   layout: Layout | None = None, documents: Sequence[Any] | None = None,
                   bounds: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
@@ -428,10 +348,8 @@ def select_budget(ranked: Any, chunks: Sequence[Any], budget: int, unit: str = "
     >>> select_budget([[0, 2, 1]], cs, budget=10, documents=[doc]).tolist()
     [[0, 1]]
     """
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ValueError(f"budget must be an int >= 1, got {budget!r}")
-    if unit not in ("chars", "tokens"):
-        raise ValueError(f"unit must be 'chars' or 'tokens', got {unit!r}")
+    budget = _BUDGET.validate("budget", budget)
+    unit = _UNIT.validate("unit", unit)
     if layout is None:
         layout = Layout(documents if documents is not None else [])
     cgs, cge = bounds if bounds is not None else layout.chunk_bounds(chunks)

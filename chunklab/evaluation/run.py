@@ -1,21 +1,26 @@
 """The entry point: retrieve for every question, measure, and compare two results.
 
-:func:`evaluate` ties the other modules together: it ranks chunks for each question, scores the
-ranking (:mod:`~chunklab.evaluation.metrics`), bootstraps the means
-(:mod:`~chunklab.evaluation.stats`), measures the chunking's structure
-(:mod:`~chunklab.evaluation.structure`) and labels the misses (:mod:`~chunklab.evaluation.misses`).
+:func:`evaluate` ties the other modules together: with the options of an
+:class:`~chunklab.evaluation.settings.EvalSettings`, it ranks chunks for each question with the
+retriever :func:`~chunklab.retrieval.make_retriever` builds, scores the ranking
+(:mod:`~chunklab.evaluation.metrics`), bootstraps the means (:mod:`~chunklab.evaluation.stats`),
+measures the chunking's structure (:mod:`~chunklab.evaluation.structure`) and labels the misses
+(:mod:`~chunklab.evaluation.misses`).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..retrieval import BM25Reference, CorpusIndex, DenseIndex, fuse
-from .metrics import METRICS, Layout, question_metrics, select_budget
+from ..core import Chunk, Document
+from ..datasets.questions import Question
+from ..retrieval import CorpusIndex, Layout, make_retriever
+from .metrics import METRICS, question_metrics, select_budget
 from .misses import SYMPTOMS, attribute_misses
+from .settings import EvalSettings
 from .stats import bootstrap_many, paired_bootstrap
 from .structure import structure_metrics
 
@@ -24,7 +29,11 @@ __all__ = ["EvalResult", "compare", "evaluate"]
 
 @dataclass
 class EvalResult:
-    """The outcome of :func:`evaluate`: per-question arrays, aggregates with CIs, structure, bad cases."""
+    """The outcome of :func:`evaluate`: per-question arrays, aggregates with CIs, structure, bad cases.
+
+    ``ranked`` is the full ranking (n_questions x depth chunk indices, -1 padded); ``budget`` is
+    the settings' budget (None: top ``k``).
+    """
 
     config: dict[str, Any]
     k: int
@@ -36,6 +45,8 @@ class EvalResult:
     timings: dict[str, float] = field(default_factory=dict)
     budget: int | None = None
     ranked: np.ndarray | None = field(default=None, repr=False)
+    #: The options the result was computed with.
+    settings: EvalSettings | None = field(default=None, repr=False)
 
     @property
     def symptoms(self) -> dict[str, int]:
@@ -116,21 +127,32 @@ def compare(a: EvalResult, b: EvalResult, metrics: Sequence[str] = ("hit", "reca
 # The entry point
 # --------------------------------------------------------------------------------------------
 
-def evaluate(corpus_documents: Sequence[Any], chunks: Sequence[Any], questions: Sequence[Any], k: int = 5,
-             tokenizer: str = "bigram", engine: Any = "fast", budget: int | None = None,
-             budget_unit: str = "chars", use_context: bool = False, depth: int | None = None,
-             index: Any = None, embedder: Callable | None = None, n_boot: int = 2000, seed: int = 0,
-             count_tokens: bool = False, config: dict[str, Any] | None = None,
-             ingest_seconds: float | None = None) -> EvalResult:
+def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question],
+             settings: EvalSettings | None = None, *, index: CorpusIndex | None = None,
+             embedder: Callable[[list[str]], Any] | None = None, config: Mapping[str, Any] | None = None,
+             ingest_seconds: float | None = None, **options: Any) -> EvalResult:
     """Retrieve for every question and measure.
 
-    ``engine``: ``"fast"`` (:class:`~chunklab.retrieval.BM25Fast`, via ``index`` — a
-    :class:`~chunklab.retrieval.CorpusIndex` built once and reused across chunkings — or one built
-    here), ``"reference"`` (rank-bm25), ``"dense"`` or ``"hybrid"`` (BM25 + dense by reciprocal rank
-    fusion; both need ``embedder``). Rankings go ``depth`` deep (default ``max(k, 50)``): the
-    top ``k`` are scored, the rest serve the budget and the miss attribution. With ``budget``, the
-    retrieved set is :func:`~chunklab.evaluation.metrics.select_budget` of the ranking instead of
-    its top ``k``.
+    ``settings`` (an :class:`~chunklab.evaluation.settings.EvalSettings`; default: its defaults)
+    says how; single options may be given by keyword instead or on top of it
+    (``evaluate(docs, chunks, qs, k=5, budget=2000)``; an unknown name is an error with the closest
+    option). Questions are objects with ``question`` (the text), ``spans`` (gold
+    ``(doc_id, start, end)`` spans or objects with those fields) and optionally ``id``, like
+    :class:`~chunklab.datasets.questions.Question`.
+
+    The engine is built by :func:`~chunklab.retrieval.make_retriever` from ``settings.engine``:
+    ``"bm25"`` / ``"fast"`` ranks with BM25 on ``index`` — a :class:`~chunklab.retrieval.CorpusIndex`
+    built once and reused across chunkings — or on one built here; ``"dense"`` and ``"hybrid"``
+    need ``embedder``. When ``index`` was built on exactly ``documents``, the metrics use its
+    :class:`~chunklab.retrieval.Layout` and the chunks are placed on it once. Rankings go
+    ``settings.ranking_depth`` deep: the top ``k`` are scored, the rest serve the budget and the
+    miss attribution. With ``budget``, the retrieved set is
+    :func:`~chunklab.evaluation.metrics.select_budget` of the ranking instead of its top ``k``.
+
+    ``config`` (plain data about the chunking) heads the result's ``summary()``; ``engine``,
+    ``tokenizer`` and ``use_context`` are added unless it has them. ``ingest_seconds`` (the time
+    the chunking took) is reported with the structure. Timings: ``index`` (building a named
+    engine), ``search`` and ``metrics``.
 
     >>> from chunklab.core import Document, Chunk
     >>> from collections import namedtuple
@@ -138,76 +160,51 @@ def evaluate(corpus_documents: Sequence[Any], chunks: Sequence[Any], questions: 
     >>> doc = Document("d", "合同的订立。合同的效力。违约责任。")
     >>> cs = [Chunk("d", 0, 0, 6, "合同的订立。"), Chunk("d", 1, 6, 12, "合同的效力。"), Chunk("d", 2, 12, 17, "违约责任。")]
     >>> r = evaluate([doc], cs, [Q("q1", "合同效力", [("d", 6, 11)])], k=1, n_boot=100)
-    >>> r.aggregate["hit"]["mean"], r.symptoms["cut"]
-    (1.0, 0)
+    >>> r.aggregate["hit"]["mean"], r.symptoms["cut"], r.config["engine"]
+    (1.0, 0, 'fast')
+    >>> evaluate([doc], cs, [Q("q1", "合同效力", [("d", 6, 11)])], kk=1)
+    Traceback (most recent call last):
+    ...
+    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, tokenizer, engine, use_context, depth, n_boot, seed, count_tokens, rrf_constant
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    s = EvalSettings.resolve(settings, options)
     if len(chunks) == 0:
         raise ValueError("chunks must hold at least one chunk")
     questions = list(questions)
-    depth = max(k, 50) if depth is None else max(int(depth), k)
-    layout = Layout(corpus_documents)
+    depth = s.ranking_depth
+    shared = index is not None and index.layout.matches(documents)
+    layout = index.layout if shared else Layout(documents)
     bounds = layout.chunk_bounds(chunks)
     gold = layout.gold_bounds([q.spans for q in questions])
     qtexts = [q.question for q in questions]
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    ranking = None
-    if isinstance(engine, str):
-        if engine not in ("fast", "reference", "dense", "hybrid"):
-            raise ValueError(f"engine must be 'fast', 'reference', 'dense' or 'hybrid', got {engine!r}")
-        texts = None
-        if engine in ("fast", "hybrid"):
-            if index is None:
-                index = CorpusIndex(corpus_documents, tokenizer=tokenizer)
-            bm = index.index_chunks(chunks, use_context=use_context)
-            timings["index"] = time.perf_counter() - t0
-            t1 = time.perf_counter()
-            ranking = bm.search(index.encode_queries(qtexts), k=depth)
-            timings["search"] = time.perf_counter() - t1
-        elif engine == "reference":
-            texts = [c.embed_text if use_context else c.text for c in chunks]
-            ref = BM25Reference(texts, tokenizer=tokenizer)
-            timings["index"] = time.perf_counter() - t0
-            t1 = time.perf_counter()
-            ranking = ref.search(qtexts, k=depth)
-            timings["search"] = time.perf_counter() - t1
-        if engine in ("dense", "hybrid"):
-            if embedder is None:
-                raise ValueError(f"engine {engine!r} needs an embedder: a callable list[str] -> 2-D array")
-            texts = [c.embed_text if use_context else c.text for c in chunks]
-            t2 = time.perf_counter()
-            dense = DenseIndex(texts, embedder)
-            timings["index"] = timings.get("index", 0.0) + time.perf_counter() - t2
-            t1 = time.perf_counter()
-            dr = dense.search(qtexts, k=depth)
-            ranking = dr if ranking is None else fuse([ranking, dr], k=depth)
-            timings["search"] = timings.get("search", 0.0) + time.perf_counter() - t1
-    elif hasattr(engine, "search"):
-        t1 = time.perf_counter()
-        ranking = engine.search(qtexts, k=depth)
-        timings["search"] = time.perf_counter() - t1
-    else:
-        raise TypeError(f"engine must be a name or an object with .search(queries, k), got {type(engine).__name__}")
+    retriever = make_retriever(s.engine, documents, chunks, tokenizer=s.tokenizer, index=index, embedder=embedder,
+                               use_context=s.use_context, rrf_constant=s.rrf_constant,
+                               bounds=bounds if index is None or shared else None)
+    if isinstance(s.engine, str):
+        timings["index"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    ranking = retriever.search(qtexts, k=depth)
+    timings["search"] = time.perf_counter() - t1
 
     t3 = time.perf_counter()
     ranked = ranking.ids
-    if budget is not None:
-        retrieved = select_budget(ranked, chunks, budget, unit=budget_unit, layout=layout, bounds=bounds)
+    if s.budget is not None:
+        retrieved = select_budget(ranked, chunks, s.budget, unit=s.budget_unit, layout=layout, bounds=bounds)
         kk = retrieved.shape[1]
     else:
-        retrieved, kk = ranked[:, :k], k
-    pq = question_metrics(retrieved, chunks, gold, k=kk, layout=layout, dedup=budget is not None,
-                          count_tokens=count_tokens, bounds=bounds)
-    agg = bootstrap_many(pq, n=n_boot, seed=seed)
+        retrieved, kk = ranked[:, :s.k], s.k
+    pq = question_metrics(retrieved, chunks, gold, k=kk, layout=layout, dedup=s.budget is not None,
+                          count_tokens=s.count_tokens, bounds=bounds)
+    agg = bootstrap_many(pq, n=s.n_boot, seed=s.seed)
     ids = [str(getattr(q, "id", i)) for i, q in enumerate(questions)]
     bad = attribute_misses(ranked, pq["hit"], gold, bounds, kk, question_ids=ids, retrieved=retrieved)
-    structure = structure_metrics(corpus_documents, chunks, ingest_seconds=ingest_seconds)
+    structure = structure_metrics(documents, chunks, ingest_seconds=ingest_seconds)
     timings["metrics"] = time.perf_counter() - t3
     cfg = dict(config or {})
-    cfg.setdefault("engine", engine if isinstance(engine, str) else type(engine).__name__)
-    cfg.setdefault("tokenizer", tokenizer if isinstance(tokenizer, str) else getattr(tokenizer, "name", "?"))
-    cfg.setdefault("use_context", use_context)
-    return EvalResult(cfg, k, ids, pq, agg, structure, bad, timings, budget, ranked)
+    cfg.setdefault("engine", s.engine_name)
+    cfg.setdefault("tokenizer", s.tokenizer_name)
+    cfg.setdefault("use_context", s.use_context)
+    return EvalResult(cfg, s.k, ids, pq, agg, structure, bad, timings, s.budget, ranked, s)

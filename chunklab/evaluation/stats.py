@@ -6,11 +6,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..params import Param
+
 __all__ = ["bootstrap_ci", "bootstrap_many", "paired_bootstrap"]
 
 
 @lru_cache(maxsize=8)
-@lru_cache(maxsize=4)
 def _resample_weights(m: int, n: int, seed: int) -> np.ndarray:
     """n x m matrix: how often each of m items is drawn in each of n bootstrap resamples.
 
@@ -24,11 +25,13 @@ def _resample_weights(m: int, n: int, seed: int) -> np.ndarray:
     return w
 
 
+_N = Param("int", 2000, "bootstrap resamples", low=1)
+_SEED = Param("int", 0, "bootstrap seed", low=0)
+
+
 def _check_boot(n: Any, seed: Any) -> None:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be an int >= 1, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an int, got {seed!r}")
+    _N.validate("n", n)
+    _SEED.validate("seed", seed)
 
 
 def _boot_means(values: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metrics import Layout
+from ..retrieval.layout import Layout
 
 __all__ = ["structure_metrics"]
 

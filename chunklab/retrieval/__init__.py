@@ -6,25 +6,29 @@ fast enough to run a method x parameter matrix in seconds.
 
 * ``tokenizers``: the tokenisers (``bigram``, ``unigram_bigram``, ``words``, ``jieba``) and the
   token positions they give.
+* ``layout``: :class:`Layout`, the corpus on one global coordinate line (shared by the index and
+  the metrics).
 * ``bm25``: :class:`Ranking`, :func:`top_k` and the BM25 engines (:class:`BM25Reference` wraps
   ``rank_bm25``; :class:`BM25Fast` gives the same scores with sparse matrices and the compiled ranker).
 * ``corpus_index``: :class:`CorpusIndex`, a corpus tokenised once, from which any chunking's BM25
   index is built from character ranges.
-* ``dense``: :class:`DenseIndex` (cosine top-k) and reciprocal rank fusion (:func:`rrf`, :func:`fuse`).
+* ``dense``: :class:`DenseIndex` (cosine top-k) and reciprocal rank fusion (:func:`rrf_scores`,
+  :func:`rrf`, :func:`fuse`).
 * ``embed``: the embedders (:class:`LSAEmbedder`, the sentence-transformers adapter,
   :class:`CachedEmbedder`).
+* ``factory``: :func:`make_retriever`, a retriever over a chunking by name (``bm25``,
+  ``reference``, ``dense``, ``hybrid``).
 """
 from __future__ import annotations
 
 from .bm25 import BM25Fast, BM25Reference, Ranking, top_k
-# Private names used as ``chunklab.retrieval.X``: ``_TOPK`` (chunklab.tools.bench, tests/test_retrieval.py),
-# ``_check_k`` (chunklab.hierarchy), ``_topk_compiled`` (the compiled ranker's entry point).
-from .bm25 import _TOPK, _check_k, _topk_compiled  # noqa: F401
 from .corpus_index import CorpusIndex
-from .dense import DenseIndex, fuse, rrf
+from .dense import DenseIndex, fuse, rrf, rrf_scores
 from .embed import (
     CachedEmbedder, Embedder, LSAEmbedder, SentenceTransformerEmbedder, check_embeddings, normalize_rows,
 )
+from .factory import RETRIEVERS, Retriever, make_retriever
+from .layout import Layout
 from .tokenizers import (
     TOKENIZERS, BigramTokenizer, JiebaTokenizer, Tokenizer, UnigramBigramTokenizer, WordsTokenizer, get_tokenizer,
     tokenize,
@@ -32,6 +36,7 @@ from .tokenizers import (
 
 __all__ = [
     "TOKENIZERS", "Tokenizer", "BigramTokenizer", "UnigramBigramTokenizer", "WordsTokenizer", "JiebaTokenizer", "get_tokenizer", "tokenize",
-    "Ranking", "BM25Reference", "BM25Fast", "CorpusIndex", "DenseIndex", "rrf", "fuse", "top_k",
+    "Layout", "Ranking", "BM25Reference", "BM25Fast", "CorpusIndex", "DenseIndex", "rrf", "rrf_scores", "fuse", "top_k",
+    "RETRIEVERS", "Retriever", "make_retriever",
     "Embedder", "LSAEmbedder", "SentenceTransformerEmbedder", "CachedEmbedder", "normalize_rows", "check_embeddings",
 ]

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ..params import Param
 from .tokenizers import Tokenizer, get_tokenizer
 
 __all__ = ["Ranking", "BM25Reference", "BM25Fast", "top_k"]
@@ -37,10 +38,19 @@ class Ranking(NamedTuple):
     scores: np.ndarray
 
 
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    return int(k)
+#: The one declaration of a top-k, shared by every function of chunklab that takes one.
+TOP_K = Param("int", 5, "results per query (top k)", low=1)
+
+
+def _check_k(k: Any, name: str = "k") -> int:
+    """``k`` as an int; a one-line error names ``name``, the value and the range (an int >= 1).
+
+    >>> _check_k(0)
+    Traceback (most recent call last):
+    ...
+    chunklab.params.ParamError: k must be an int >= 1, got 0
+    """
+    return TOP_K.validate(name, k)
 
 
 def top_k(scores: np.ndarray, k: int, valid: np.ndarray | None = None, *, zero_invalid: bool = False,

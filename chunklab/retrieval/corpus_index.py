@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .bm25 import BM25Fast, _count_matrix
+from .layout import Layout
 from .tokenizers import _CJK_RUN, _SHIFT, _WORD_BASE, Tokenizer, get_tokenizer
 
 __all__ = ["CorpusIndex"]
@@ -40,24 +41,16 @@ class CorpusIndex:
 
     def __init__(self, documents: Sequence[Any], tokenizer: str | Tokenizer = "bigram") -> None:
         self.tokenizer = get_tokenizer(tokenizer)
-        docs = list(documents)
-        self.doc_ids = [d.id for d in docs]
-        if len(set(self.doc_ids)) != len(self.doc_ids):
-            raise ValueError("documents must have distinct ids")
-        self.doc_pos = {d: i for i, d in enumerate(self.doc_ids)}
-        self.texts = [d.text for d in docs]
-        lens = np.array([len(t) for t in self.texts], dtype=np.int64)
-        # Global coordinates: document i occupies [offsets[i], offsets[i] + len); one gap between
-        # documents so that nothing from two documents is ever adjacent.
-        self.offsets = np.concatenate(([0], np.cumsum(lens + 1)[:-1])).astype(np.int64)
-        self.doc_lens = lens
+        #: The corpus on one line (see :class:`~chunklab.retrieval.layout.Layout`): token positions
+        #: are global, and :func:`~chunklab.evaluation.evaluate` measures on this same layout.
+        self.layout = Layout(documents)
         self._words: dict[str, int] = {}
         self._words_lock = threading.Lock()
         self._query_cache: dict[tuple[str, ...], sp.csr_matrix] = {}
         self._context_cache: dict[str, np.ndarray] = {}
         if self.tokenizer.positional:
             ks, ss, es, rss, res, rks = [], [], [], [], [], []
-            for off, text in zip(self.offsets, self.texts):
+            for off, text in zip(self.layout.offsets, self.layout.texts):
                 k, s, e, rs, re_, rk = self.tokenizer.positions(text, self._word_key)
                 ks.append(k); ss.append(s + off); es.append(e + off)
                 rss.append(rs + off); res.append(re_ + off); rks.append(rk)
@@ -160,27 +153,21 @@ class CorpusIndex:
 
     # -- chunks --------------------------------------------------------------------------------
     def chunk_bounds(self, chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-        """Global ``[start, end)`` of each chunk."""
-        try:
-            d = np.fromiter((self.doc_pos[c.doc_id] for c in chunks), dtype=np.int64, count=len(chunks))
-        except KeyError as exc:
-            raise ValueError(f"chunk refers to document {exc.args[0]!r}, which is not in the corpus") from None
-        s = np.fromiter((c.start for c in chunks), dtype=np.int64, count=len(chunks))
-        e = np.fromiter((c.end for c in chunks), dtype=np.int64, count=len(chunks))
-        if len(chunks) and np.any(e > self.doc_lens[d]):
-            i = int(np.flatnonzero(e > self.doc_lens[d])[0])
-            raise ValueError(f"chunk {i} ends at {e[i]}, past the end of document {chunks[i].doc_id!r}")
-        return self.offsets[d] + s, self.offsets[d] + e
+        """Global ``[start, end)`` of each chunk (:meth:`Layout.chunk_bounds <chunklab.retrieval.layout.Layout.chunk_bounds>`)."""
+        return self.layout.chunk_bounds(chunks)
 
-    def term_counts(self, chunks: Sequence[Any], use_context: bool = False) -> sp.spmatrix:
+    def term_counts(self, chunks: Sequence[Any], use_context: bool = False,
+                    bounds: tuple[np.ndarray, np.ndarray] | None = None) -> sp.spmatrix:
         """The chunk x term count matrix, gathered from token positions (see the class docstring).
 
+        ``bounds``: the chunks' global bounds when the caller has them already
+        (``self.layout.chunk_bounds(chunks)``, which also checks the chunks); computed here otherwise.
         Returned in CSC form (canonical: sorted, no duplicates), which is what
         :class:`BM25Fast <chunklab.retrieval.BM25Fast>` works on; call ``.tocsr()`` for row access."""
         n = len(chunks)
+        gs, ge = self.layout.chunk_bounds(chunks) if bounds is None else bounds
         if not self.tokenizer.positional:
             return self._count_texts(c.embed_text if use_context else c.text for c in chunks)
-        gs, ge = self.chunk_bounds(chunks)
         lo = np.searchsorted(self.tok_start, gs, side="left")
         hi = np.searchsorted(self.tok_start, ge, side="left")
         if self._ends_sorted:
@@ -261,7 +248,7 @@ class CorpusIndex:
             b = hi_fn(idx, ri)
             need = self.tokenizer.cut_needs_fix(self.run_kind[ri], b - a, self.run_end[ri] - self.run_start[ri])
             for i, ai, bi in zip(idx[need], a[need], b[need]):
-                piece = self._global_text(int(ai), int(bi))
+                piece = self.layout.text(int(ai), int(bi))
                 # The piece is one run of the chunk's text: its tokens minus the corpus tokens
                 # already gathered inside [ai, bi).
                 want = self.tokenizer(piece)
@@ -274,29 +261,25 @@ class CorpusIndex:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.array(rows, dtype=np.int64), self._cols_of_tokens(toks, grow=True)
 
-    def _global_text(self, a: int, b: int) -> str:
-        d = int(np.searchsorted(self.offsets, a, side="right") - 1)
-        off = int(self.offsets[d])
-        return self.texts[d][a - off:b - off]
-
     def _corpus_tokens_inside(self, a: int, b: int) -> list[str]:
         lo, hi = np.searchsorted(self.tok_start, [a, b])
         out = []
         for j in range(lo, hi):
             if self.tok_end[j] <= b:
-                out.append(self._global_text(int(self.tok_start[j]), int(self.tok_end[j])))
+                out.append(self.layout.text(int(self.tok_start[j]), int(self.tok_end[j])))
         # Corpus word tokens are lower-cased (CJK is unchanged by lower()).
         return [t.lower() for t in out]
 
     def index_chunks(self, chunks: Sequence[Any], use_context: bool = False, k1: float = 1.5,
-                     b: float = 0.75, epsilon: float = 0.25) -> BM25Fast:
+                     b: float = 0.75, epsilon: float = 0.25,
+                     bounds: tuple[np.ndarray, np.ndarray] | None = None) -> BM25Fast:
         """A :class:`BM25Fast <chunklab.retrieval.BM25Fast>` over ``chunks`` (which must be windows of this corpus's documents).
 
         With ``use_context=True`` each row also counts the tokens of ``chunk.context`` (tokenised
         on its own), i.e. the chunk is indexed as its ``embed_text`` minus the tokens that the
-        joining newline would otherwise split.
+        joining newline would otherwise split. ``bounds``: see :meth:`term_counts`.
         """
         if len(chunks) == 0:
             raise ValueError("chunks must hold at least one chunk")
-        return BM25Fast(self.term_counts(chunks, use_context=use_context), k1=k1, b=b, epsilon=epsilon,
+        return BM25Fast(self.term_counts(chunks, use_context=use_context, bounds=bounds), k1=k1, b=b, epsilon=epsilon,
                         tokenizer=self.tokenizer)

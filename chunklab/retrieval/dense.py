@@ -6,13 +6,15 @@ reciprocal rank fusion (hybrid retrieval: BM25 + dense).
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..params import Param
 from .bm25 import Ranking, _check_k, top_k
 
-__all__ = ["DenseIndex", "rrf", "fuse"]
+__all__ = ["DenseIndex", "RRF_CONSTANT", "rrf", "rrf_scores", "fuse"]
 
 
 class DenseIndex:
@@ -40,41 +42,64 @@ class DenseIndex:
         return top_k(q @ self.matrix.T, k)
 
 
-def rrf(rankings: Iterable[Sequence[int]], k: int = 60, top: int | None = None) -> list[int]:
-    """Reciprocal rank fusion of rankings (lists of ids, best first; -1 entries ignored).
+#: The RRF constant: ``score = sum over rankings of 1 / (rrf_constant + rank)``; 60 as in Cormack et al. (2009).
+RRF_CONSTANT = Param("float", 60, "reciprocal rank fusion constant", low=0)
 
-    ``score(id) = sum over rankings of 1 / (k + rank)`` with ranks starting at 1; ties go to the
-    lower id.
 
-    >>> rrf([[3, 1, 2], [1, 3]])
-    [1, 3, 2]
+def rrf_scores(rankings: Iterable[Sequence[int]], rrf_constant: float = 60) -> dict[int, float]:
+    """Reciprocal rank fusion scores, best first: ``{id: score}`` ordered by score, ties to the lower id.
+
+    ``rankings`` are lists of ids, best first (each id at most once per ranking; -1 entries are
+    ignored); ``score(id) = sum over rankings of 1 / (rrf_constant + rank)`` with ranks starting
+    at 1. An id absent from every ranking has no entry; no ranking gives an empty dict. This is the
+    one place RRF scores are computed (:func:`rrf`, :func:`fuse` and
+    :func:`chunklab.hierarchy.multi_granularity` read them from here).
+
+    >>> {i: round(s, 5) for i, s in rrf_scores([[3, 1, 2], [1, 3]], rrf_constant=1).items()}
+    {1: 0.83333, 3: 0.83333, 2: 0.25}
     """
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or k < 0:
-        raise ValueError(f"k must be a number >= 0, got {k!r}")
+    return _rrf_scores(rankings, RRF_CONSTANT.validate("rrf_constant", rrf_constant))
+
+
+def _rrf_scores(rankings: Iterable[Sequence[int]], c: float) -> dict[int, float]:
     score: dict[int, float] = {}
     for ranking in rankings:
         for r, i in enumerate(ranking, start=1):
             i = int(i)
             if i < 0:
                 continue
-            score[i] = score.get(i, 0.0) + 1.0 / (k + r)
-    out = sorted(score, key=lambda i: (-score[i], i))
+            score[i] = score.get(i, 0.0) + 1.0 / (c + r)
+    return {i: score[i] for i in sorted(score, key=lambda i: (-score[i], i))}
+
+
+def rrf(rankings: Iterable[Sequence[int]], rrf_constant: float = 60, top: int | None = None) -> list[int]:
+    """Reciprocal rank fusion of rankings: the ids of :func:`rrf_scores`, best first (the first ``top``).
+
+    >>> rrf([[3, 1, 2], [1, 3]])
+    [1, 3, 2]
+    """
+    out = list(rrf_scores(rankings, rrf_constant))
     return out[:top] if top is not None else out
 
 
-def fuse(rankings: Sequence[Ranking], k: int = 5, rrf_k: int = 60) -> Ranking:
+def fuse(rankings: Sequence[Ranking], k: int = 5, rrf_constant: float = 60) -> Ranking:
     """Hybrid retrieval: fuse several engines' :class:`Ranking <chunklab.retrieval.Ranking>` s (same queries) query by query.
 
-    Scores of the result are the RRF scores.
+    Each query's ids are :func:`rrf` of the engines' ids for it, cut to ``k`` (padded with -1);
+    the scores of the result are the RRF scores (NaN in the padding).
+
+    >>> a = Ranking(np.array([[0, 1]]), np.array([[2.0, 1.0]]))
+    >>> b = Ranking(np.array([[1, -1]]), np.array([[0.9, np.nan]]))
+    >>> fuse([a, b], k=3, rrf_constant=1).ids.tolist()
+    [[1, 0, -1]]
     """
     k = _check_k(k)
+    c = RRF_CONSTANT.validate("rrf_constant", rrf_constant)
     nq = rankings[0].ids.shape[0]
     ids = np.full((nq, k), -1, dtype=np.int64)
     sc = np.full((nq, k), np.nan)
     for qi in range(nq):
-        fused = rrf([r.ids[qi] for r in rankings], k=rrf_k)[:k]
-        ids[qi, :len(fused)] = fused
-        for j, i in enumerate(fused):
-            sc[qi, j] = sum(1.0 / (rrf_k + list(r.ids[qi]).index(i) + 1) for r in rankings if i in r.ids[qi])
+        fused = _rrf_scores([r.ids[qi] for r in rankings], c)
+        for j, (i, score) in enumerate(itertools.islice(fused.items(), k)):
+            ids[qi, j], sc[qi, j] = i, score
     return Ranking(ids, sc)
-

@@ -29,6 +29,8 @@ from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkabl
 import numpy as np
 import scipy.sparse as sp
 
+from ..params import Param
+
 from ..core import as_document
 from ..parsing.text import sentence_spans
 
@@ -112,13 +114,11 @@ class LSAEmbedder:
 
     def __init__(self, dims: int = 128, ngram: tuple[int, int] = (1, 2), sublinear_tf: bool = True,
                  max_features: int | None = 200_000, seed: int = 0) -> None:
-        if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
-            raise ValueError(f"dims must be an int >= 1, got {dims!r}")
+        dims = Param("int", 128, low=1).validate("dims", dims)
         if (not isinstance(ngram, tuple) or len(ngram) != 2 or not all(isinstance(x, int) for x in ngram)
                 or not 1 <= ngram[0] <= ngram[1] <= 5):
             raise ValueError(f"ngram must be a pair (lo, hi) of ints with 1 <= lo <= hi <= 5, got {ngram!r}")
-        if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
-            raise ValueError(f"max_features must be an int >= 1 or None, got {max_features!r}")
+        max_features = Param("int", 200_000, low=1, none_ok=True).validate("max_features", max_features)
         self.dims = dims
         self.ngram = ngram
         self.sublinear_tf = sublinear_tf
@@ -335,8 +335,7 @@ class CachedEmbedder:
     def __init__(self, embedder: Callable[[Sequence[str]], np.ndarray], maxsize: int = 200_000) -> None:
         if not callable(embedder):
             raise TypeError(f"embedder must be a callable, got {type(embedder).__name__}")
-        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
-            raise ValueError(f"maxsize must be an int >= 1, got {maxsize!r}")
+        maxsize = Param("int", 200_000, low=1).validate("maxsize", maxsize)
         self.embedder = embedder
         self.maxsize = maxsize
         self._cache: dict[tuple[str, str], np.ndarray] = {}

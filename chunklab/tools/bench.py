@@ -24,9 +24,11 @@ import numpy as np
 
 from ..base import get_strategy
 from ..core import Document
-from ..evaluation import evaluate
-from ..evaluation.matrix import ARTICLE_002_GRID, expand_grid, run_matrix
-from ..retrieval import _TOPK, BM25Reference, CorpusIndex, get_tokenizer
+from ..evaluation import EvalSettings, evaluate
+from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
+from ..params import Param
+from ..retrieval import BM25Reference, CorpusIndex, get_tokenizer
+from ..retrieval.bm25 import _TOPK
 from ..strategies.linguistic import DEFAULT_SEPARATORS
 
 __all__ = ["bench_matrix", "bench_widget", "bench_chunk"]
@@ -40,16 +42,17 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
     (indexing once, plus ``reference_sample`` questions drawn with ``random.Random(seed)``) and
     scaled: ``configs x (index time + questions x seconds per question)``. The first config of
     article 002's grid (fixed 512, no overlap) is the smallest chunking but not the most chunks, so
-    the scaling is of the right order, not exact; ``reference_note`` says so.
+    the scaling is of the right order, not exact; ``reference_note`` says so. The matrix runs
+    with :data:`~chunklab.evaluation.matrix.MATRIX_SETTINGS` and ``k``, ``tokenizer``.
     """
-
+    settings = MATRIX_SETTINGS.replace(k=k, tokenizer=tokenizer)
     grid = ARTICLE_002_GRID if grid is None else grid
     documents, questions = list(documents), list(questions)
-    res = run_matrix(documents, questions, grid, k=k, progress=False, tokenizer=tokenizer)
+    res = run_matrix(documents, questions, grid, settings, progress=False)
     configs, _ = expand_grid(grid)
     first = configs[0]
     strat = get_strategy(first["strategy"], **first["params"])
-    chunks = [c for d in documents for c in strat.split(d)]
+    chunks = strat.split_documents(documents)
     tok = get_tokenizer(tokenizer)
     t0 = time.perf_counter()
     ref = BM25Reference(tokenized=[tok(c.text) for c in chunks], tokenizer=tok)
@@ -85,12 +88,12 @@ def bench_widget(document: Any, questions: Sequence[Any], strategy: str = "recur
     step with rank-bm25 (re-chunk, tokenise the chunks, build ``BM25Okapi``, score every
     question; the evaluation itself is left out, which favours the reference), timed
     ``reference_repeats`` times. Keys: ``median_ms, p90_ms, reference_engine,
-    reference_median_ms, speedup, document, chars, questions, chunks``.
+    reference_median_ms, speedup, document, chars, questions, chunks``. Each evaluation runs with
+    ``EvalSettings(k=k, n_boot=200)``.
     """
-
     for name, value in (("repeats", repeats), ("reference_repeats", reference_repeats)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        Param("int", 1, low=1).validate(name, value)
+    settings = EvalSettings(k=k, n_boot=200)
     qs = [q for q in questions if all(s.doc_id == document.id for s in q.spans)][:n_questions]
     if not qs:
         raise ValueError(f"no question has its evidence in document {document.id!r}")
@@ -102,7 +105,7 @@ def bench_widget(document: Any, questions: Sequence[Any], strategy: str = "recur
     for _ in range(repeats + 1):
         t0 = time.perf_counter()
         chunks = strat.split(document)
-        evaluate([document], chunks, qs, k=k, index=index, n_boot=200)
+        evaluate([document], chunks, qs, settings, index=index)
         times.append((time.perf_counter() - t0) * 1000)
         n_chunks = len(chunks)
     times = times[1:]  # the first run warms caches

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..base import get_strategy, list_strategies
 from ..core import Document
-from ..evaluation import evaluate
+from ..evaluation import EvalSettings, evaluate
 from ..retrieval import CorpusIndex
 from .chunks import show_chunks
 from .plots import metric_heatmap
@@ -311,29 +311,61 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
 
     The corpus is tokenised once (:class:`~chunklab.retrieval.CorpusIndex`), so an update costs
     one chunking, one index build and one search.
+
+    The evaluation options are an :class:`~chunklab.evaluation.EvalSettings` (``settings``,
+    default :data:`SETTINGS`: 500 bootstrap resamples), with single options (``k``,
+    ``use_context``, ``n_boot`` …) given by keyword on top; the ``k`` slider and the context
+    checkbox replace ``settings.k`` and ``settings.use_context``.
     """
 
     METRICS = (("hit", "hit@k"), ("recall", "recall@k"), ("mrr", "MRR"), ("complete_single", "证据完整率"))
+    #: The explorer's default options (fewer bootstrap resamples than ``evaluate``: it redraws live).
+    SETTINGS = EvalSettings(n_boot=500)
 
-    def __init__(self, documents, questions, strategy: str = "recursive", params: Mapping[str, Any] | None = None,
-                 *, k: int = 5, presets: Sequence[tuple[str, str, dict]] = (), strategies: Sequence[str] | None = None,
-                 use_context: bool = False, n_boot: int = 500, max_cases: int = 6) -> None:
+    def __init__(self, documents: Sequence[Document], questions: Sequence[Any], strategy: str = "recursive",
+                 params: Mapping[str, Any] | None = None, *, settings: EvalSettings | None = None,
+                 presets: Sequence[tuple[str, str, dict]] = (), strategies: Sequence[str] | None = None,
+                 max_cases: int = 6, **options: Any) -> None:
         super().__init__()
+        self.settings = EvalSettings.resolve(settings, options, default=self.SETTINGS)
         self.documents = list(documents)
         self.by_id = {d.id: d for d in self.documents}
         self.questions = list(questions)
         if not self.questions:
             raise ValueError("questions must hold at least one question")
-        self.strategy, self.params, self.k = strategy, dict(params or {}), k
+        self.strategy, self.params = strategy, dict(params or {})
         self.presets = list(presets)
         self.strategy_names = list(strategies or [e["name"] for e in list_strategies()])
-        self.use_context, self.n_boot, self.max_cases = use_context, n_boot, max_cases
+        self.max_cases = max_cases
         self.index = CorpusIndex(self.documents)
         self.result = None
         get_strategy(strategy, **self.params)
 
     def __repr__(self) -> str:
         return f"EvaluationExplorer({len(self.questions)} questions, {get_strategy(self.strategy, **self.params)!r}, k={self.k})"
+
+    @property
+    def k(self) -> int:
+        """``settings.k`` (setting it replaces the settings)."""
+        return self.settings.k
+
+    @k.setter
+    def k(self, value: int) -> None:
+        self.settings = self.settings.replace(k=value)
+
+    @property
+    def use_context(self) -> bool:
+        """``settings.use_context`` (setting it replaces the settings)."""
+        return self.settings.use_context
+
+    @use_context.setter
+    def use_context(self, value: bool) -> None:
+        self.settings = self.settings.replace(use_context=value)
+
+    @property
+    def n_boot(self) -> int:
+        """``settings.n_boot``."""
+        return self.settings.n_boot
 
     def controls(self) -> list:
         import ipywidgets as w
@@ -360,9 +392,8 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
     def evaluate(self, strategy: str | None = None, params: Mapping[str, Any] | None = None):
         name = strategy or self.strategy
         s = get_strategy(name, **(self.params if params is None else params))
-        chunks = [c for d in self.documents for c in s.split(d)]
-        return s, chunks, evaluate(self.documents, chunks, self.questions, k=self.k, index=self.index,
-                                   use_context=self.use_context, n_boot=self.n_boot)
+        chunks = s.split_documents(self.documents)
+        return s, chunks, evaluate(self.documents, chunks, self.questions, self.settings, index=self.index)
 
     def render(self, strategy: str | None = None, params: Mapping[str, Any] | None = None) -> str:
         s, chunks, r = self.evaluate(strategy, params)

@@ -1,0 +1,162 @@
+"""The evaluation options, declared and validated once: :class:`EvalSettings`.
+
+:func:`~chunklab.evaluation.evaluate`, :func:`~chunklab.evaluation.matrix.run_matrix`, the command
+line, the benchmarks, the widgets and the regression gate all take the same frozen object, so an
+option has one name, one default and one check everywhere.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from ..params import Param
+from ..retrieval import TOKENIZERS, Retriever, Tokenizer
+from ..retrieval.bm25 import TOP_K
+from ..retrieval.dense import RRF_CONSTANT
+from ..retrieval.factory import RETRIEVERS, check_retriever
+
+__all__ = ["EvalSettings"]
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """How an evaluation retrieves and measures: a frozen, validated set of options.
+
+    Every field is checked when the object is made (also by :meth:`replace`); an error is one line
+    naming the field, the value and what is allowed. :data:`PARAMS` holds the declarations
+    (:class:`~chunklab.params.Param`).
+
+    ``k``
+        chunks retrieved per question (the top ``k`` are scored);
+    ``budget``, ``budget_unit``
+        fill a context budget of ``budget`` characters (``"chars"``) or cl100k tokens
+        (``"tokens"``) from the ranking, de-duplicated by offsets, instead of taking the top ``k``
+        (see :func:`~chunklab.evaluation.metrics.select_budget`); None: top ``k``;
+    ``tokenizer``
+        a tokeniser name (see :data:`~chunklab.retrieval.TOKENIZERS`) or a
+        :class:`~chunklab.retrieval.Tokenizer`; ignored when ``evaluate`` is given an ``index``
+        (the index's own tokeniser ranks);
+    ``engine``
+        the retriever: ``"bm25"`` (``"fast"`` is its older name, and the default, kept so that
+        ``summary()["engine"]`` reads as before), ``"reference"``, ``"dense"``, ``"hybrid"`` (see
+        :func:`~chunklab.retrieval.make_retriever`), or any object with ``search(queries, k)``;
+    ``use_context``
+        index ``chunk.embed_text`` (context + text) instead of ``chunk.text``;
+    ``depth``
+        how deep rankings go, at least ``k`` (None: ``max(k, 50)``); below the top ``k`` they serve
+        the budget and the miss attribution;
+    ``n_boot``, ``seed``
+        bootstrap resamples and their seed for the confidence intervals;
+    ``count_tokens``
+        also measure ``retrieved_tokens`` (tok@k in cl100k tokens);
+    ``rrf_constant``
+        the reciprocal rank fusion constant of ``engine="hybrid"``.
+
+    >>> s = EvalSettings(k=3, budget=2000)
+    >>> s.k, s.budget, s.ranking_depth, s.replace(k=60).ranking_depth
+    (3, 2000, 50, 60)
+    >>> EvalSettings(k=0)
+    Traceback (most recent call last):
+    ...
+    chunklab.params.ParamError: k must be an int >= 1, got 0
+    >>> s.replace(n_bot=100)
+    Traceback (most recent call last):
+    ...
+    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, tokenizer, engine, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    """
+
+    k: int = 5
+    budget: int | None = None
+    budget_unit: str = "chars"
+    tokenizer: str | Tokenizer = "bigram"
+    engine: str | Retriever = "fast"
+    use_context: bool = False
+    depth: int | None = None
+    n_boot: int = 2000
+    seed: int = 0
+    count_tokens: bool = False
+    rrf_constant: float = 60
+
+    #: The declaration of each field (``tokenizer`` and ``engine`` also accept objects, see above).
+    PARAMS: ClassVar[Mapping[str, Param]] = {
+        "k": TOP_K,
+        "budget": Param("int", None, "context budget (characters or tokens), instead of k", low=1, none_ok=True),
+        "budget_unit": Param("choice", "chars", "unit of the budget", choices=("chars", "tokens")),
+        "tokenizer": Param("choice", "bigram", "BM25 tokeniser", choices=tuple(TOKENIZERS)),
+        "engine": Param("choice", "fast", "retriever", choices=RETRIEVERS),
+        "use_context": Param("bool", False, "index chunk.embed_text (context + text)"),
+        "depth": Param("int", None, "ranking depth (at least k; None: max(k, 50))", low=1, none_ok=True),
+        "n_boot": Param("int", 2000, "bootstrap resamples", low=1),
+        "seed": Param("int", 0, "bootstrap seed", low=0),
+        "count_tokens": Param("bool", False, "also measure retrieved cl100k tokens"),
+        "rrf_constant": RRF_CONSTANT,
+    }
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "engine":
+                value = check_retriever(value, "engine")
+            elif f.name == "tokenizer" and isinstance(value, Tokenizer):
+                pass
+            elif f.name == "tokenizer" and not isinstance(value, str):
+                raise TypeError(f"tokenizer must be {self.PARAMS['tokenizer'].allowed()} or a Tokenizer, got {value!r}")
+            else:
+                value = self.PARAMS[f.name].validate(f.name, value)
+            object.__setattr__(self, f.name, value)
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def check_names(cls, options: Mapping[str, Any]) -> None:
+        """A one-line TypeError for the first name of ``options`` that is not an option, with the closest match."""
+        names = cls.names()
+        for key in options:
+            if key not in names:
+                close = difflib.get_close_matches(str(key), names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise TypeError(f"unknown evaluation option {key!r}{hint}; the options are {', '.join(names)}")
+
+    def replace(self, **changes: Any) -> "EvalSettings":
+        """A copy with ``changes`` (validated like a new object); an unknown name is a one-line error."""
+        if not changes:
+            return self
+        self.check_names(changes)
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def resolve(cls, settings: "EvalSettings | None" = None, options: Mapping[str, Any] | None = None,
+                default: "EvalSettings | None" = None) -> "EvalSettings":
+        """``settings`` (or ``default``, or the defaults) updated with ``options``: how every entry point reads its options."""
+        if settings is None:
+            settings = default if default is not None else cls()
+        elif not isinstance(settings, cls):
+            raise TypeError(f"settings must be an EvalSettings or None, got {type(settings).__name__} "
+                            f"(pass single options by keyword, e.g. k=5)")
+        return settings.replace(**dict(options or {}))
+
+    @property
+    def ranking_depth(self) -> int:
+        """How deep rankings go: ``depth`` (at least ``k``), or ``max(k, 50)``."""
+        return max(self.k, 50) if self.depth is None else max(self.depth, self.k)
+
+    @property
+    def engine_name(self) -> str:
+        """``engine`` as recorded in a result's config: the name, or the engine object's class name."""
+        return self.engine if isinstance(self.engine, str) else type(self.engine).__name__
+
+    @property
+    def tokenizer_name(self) -> str:
+        """``tokenizer`` as recorded in a result's config: the name, or the tokeniser's ``name``."""
+        return self.tokenizer if isinstance(self.tokenizer, str) else getattr(self.tokenizer, "name", "?")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as a plain dict (engine and tokenizer objects by name)."""
+        out = {name: getattr(self, name) for name in self.names()}
+        out["engine"], out["tokenizer"] = self.engine_name, self.tokenizer_name
+        return out
