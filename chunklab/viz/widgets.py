@@ -26,6 +26,7 @@ from ..base import get_strategy, list_strategies
 from ..core import Document
 from ..evaluation import EvalSettings, evaluate
 from ..retrieval import CorpusIndex
+from .labels import SYMPTOM_ZH
 from .chunks import show_chunks
 from .plots import metric_heatmap
 
@@ -295,16 +296,6 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
 
 
 #: Chinese names of the miss symptoms (chapter 1's diagnosis table uses the same words).
-SYMPTOM_ZH = {
-    "not_indexed": "未入索引（切分丢了证据）",
-    "too_small": "块太碎（证据散在多个小块里）",
-    "cut": "证据被切断",
-    "diluted": "块太大、被稀释",
-    "crowded": "近重复块挤占 top-k",
-    "ranked_low": "证据完整但排名靠后",
-}
-
-
 class EvaluationExplorer(_StrategyControlsMixin, Explorer):
     """Strategy and parameters → hit@k, recall@k, MRR, evidence completeness with 95% intervals,
     and the misses grouped by symptom, each openable to show question, gold span and retrieved chunks.
