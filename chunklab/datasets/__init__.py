@@ -24,7 +24,9 @@ any other string or :class:`~pathlib.Path`
     A folder of your own files, loaded recursively by :func:`load_folder`.
 
 Corpora are cached in-process (``load_corpus.cache_clear()`` forgets them), so
-load them freely. Nothing is downloaded.
+load them freely. Nothing is downloaded. Files are read by
+:func:`~chunklab.datasets.files.read_text_file`: regular files only, each at most
+``max_file_bytes`` (default :data:`~chunklab.datasets.files.MAX_FILE_BYTES`, 100 MB).
 
 >>> corpus = load_corpus("laws:民法典")
 >>> len(corpus), corpus.documents[0].id
@@ -126,37 +128,44 @@ def corpus_names() -> list[str]:
     return list(CORPUS_NAMES)
 
 
-def load_corpus(name: str | os.PathLike) -> Corpus:
+def load_corpus(name: str | os.PathLike, *, max_file_bytes: int | None = None) -> Corpus:
     """Load a corpus by name or folder path (cached in-process; see the module docstring).
+
+    ``max_file_bytes``: the largest file of a folder read (default
+    :data:`~chunklab.datasets.files.MAX_FILE_BYTES`); a bigger one is an error naming it.
 
     >>> load_corpus("stdlib")["json.decoder"].meta["type"]
     'python'
     """
+    cap = files.check_max_file_bytes(max_file_bytes)
     if isinstance(name, os.PathLike):
-        return _load_folder_cached(str(Path(name).resolve()))
+        return _load_folder_cached(str(Path(name).resolve()), cap)
     if not isinstance(name, str) or not name.strip():
         raise TypeError(f"corpus name must be a non-empty str or a path, got {name!r}")
-    return _load_named(name.strip())
+    return _load_named(name.strip(), cap)
 
 
 @functools.lru_cache(maxsize=None)
-def _load_named(name: str) -> Corpus:
+def _load_named(name: str, cap: int = files.MAX_FILE_BYTES) -> Corpus:
     if name == "xiaobei":
         root = data_dir() / "xiaobei"
         if not root.is_dir():
             raise FileNotFoundError(
                 f"corpus 'xiaobei': folder {root} does not exist (set CHUNKLAB_DATA to the data/ folder)"
             )
-        return Corpus("xiaobei", files.load_folder(root, exclude=files.XIAOBEI_EXCLUDE))
+        return Corpus("xiaobei", files.load_folder(root, exclude=files.XIAOBEI_EXCLUDE, max_file_bytes=cap))
     if name == "stdlib":
         return Corpus("stdlib", files.load_stdlib())
     if name == "laws" or name.startswith("laws:"):
         return Corpus(name, laws.load_laws(name.partition(":")[2] or None))
     path = Path(name).expanduser()
     if path.is_dir():
-        return _load_folder_cached(str(path.resolve()))
+        return _load_folder_cached(str(path.resolve()), cap)
     close = difflib.get_close_matches(name, list(CORPUS_NAMES), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
+    if path.exists():
+        raise ValueError(f"corpus {name!r} is a file, not a folder (a corpus is a name: {', '.join(CORPUS_NAMES)}, "
+                         f"'laws:<title>', or the path of a folder)")
     raise ValueError(
         f"unknown corpus {name!r}{hint} (known: {', '.join(CORPUS_NAMES)}, 'laws:<title>', "
         f"or the path of an existing folder)"
@@ -164,8 +173,8 @@ def _load_named(name: str) -> Corpus:
 
 
 @functools.lru_cache(maxsize=None)
-def _load_folder_cached(path: str) -> Corpus:
-    return Corpus(path, files.load_folder(path))
+def _load_folder_cached(path: str, cap: int = files.MAX_FILE_BYTES) -> Corpus:
+    return Corpus(path, files.load_folder(path, max_file_bytes=cap))
 
 
 def _cache_clear() -> None:

@@ -2,9 +2,15 @@
 
 Ids, titles and ``meta`` of a folder's documents (:func:`load_folder`):
 
-- every file whose suffix is in :data:`SUFFIX_TYPES` is read as UTF-8 (a BOM
-  is dropped, ``\\r\\n`` becomes ``\\n``), recursively, in sorted path order;
+- every file whose suffix is in :data:`SUFFIX_TYPES` is read by
+  :func:`read_text_file` (UTF-8, a BOM dropped, ``\\r\\n`` and ``\\r`` become
+  ``\\n``, at most :data:`MAX_FILE_BYTES`), recursively, in sorted path order;
   hidden files and folders, ``__pycache__`` and excluded names are skipped;
+- only regular files are documents: a FIFO, socket or device file is left out
+  without being opened, and a symbolic link counts only when it leads to a
+  regular file (a broken link or a link loop is left out; links to folders are
+  not followed, so a folder cannot loop); a folder that cannot be listed is an
+  error naming it, never a silent gap;
 - the id is the path relative to the folder, with ``/`` separators and
   without its suffix (``billing/refunds``); when two files would share an id
   (``a.md`` and ``a.txt``) both keep their suffix (``a.md``, ``a.txt``);
@@ -20,14 +26,22 @@ import fnmatch
 import html
 import os
 import re
+import stat
 import sys
 import sysconfig
+from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
 from ..core import Document
 
-__all__ = ["SUFFIX_TYPES", "STDLIB_MODULES", "XIAOBEI_EXCLUDE", "load_folder", "load_stdlib", "file_document"]
+__all__ = ["SUFFIX_TYPES", "STDLIB_MODULES", "XIAOBEI_EXCLUDE", "MAX_FILE_BYTES", "TextFileError", "read_text_file",
+           "check_max_file_bytes", "load_folder", "load_stdlib", "file_document"]
+
+#: The largest file chunklab reads (bytes) unless told otherwise: 100 MB. A corpus folder, a
+#: question file, a grid: a bigger file is refused with a message naming it (raise the limit with
+#: ``max_file_bytes=``, or ``--max-file-mb`` on the command line).
+MAX_FILE_BYTES = 100_000_000
 
 #: File suffixes read as documents, and the ``meta["type"]`` each gets.
 SUFFIX_TYPES = {
@@ -59,12 +73,111 @@ STDLIB_MODULES = {
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 
 
-def _read(path: Path) -> str:
+class TextFileError(ValueError):
+    """A file that is not a readable text document: too large, or not UTF-8. ``path`` names it."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _os_error(cls: type, message: str, path: str) -> OSError:
+    err = cls(message)
+    err.path = path  # type: ignore[attr-defined]  # where the CLI says it happened
+    return err
+
+
+def check_max_file_bytes(max_file_bytes: int | None) -> int:
+    """``max_file_bytes`` as an int >= 1, or :data:`MAX_FILE_BYTES` for None.
+
+    >>> check_max_file_bytes(None) == MAX_FILE_BYTES, check_max_file_bytes(10)
+    (True, 10)
+    """
+    if max_file_bytes is None:
+        return MAX_FILE_BYTES
+    if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) or max_file_bytes < 1:
+        raise ValueError(f"max_file_bytes must be an int >= 1 (or None: {MAX_FILE_BYTES:,}), got {max_file_bytes!r}")
+    return max_file_bytes
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def _refuse_non_regular(path: str, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise _os_error(IsADirectoryError, f"{path} is a folder, not a file", path)
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise _os_error(OSError, f"{path} is {kind}, not a regular file: only regular files are read", path)
+
+
+def _too_large(path: str, size: int, cap: int) -> TextFileError:
+    return TextFileError(f"{path} is {size:,} bytes, over the limit of {cap:,} bytes for one file "
+                         f"(raise it with max_file_bytes=..., or --max-file-mb on the command line)", path)
+
+
+def read_text_file(path: str | os.PathLike, max_file_bytes: int | None = None) -> str:
+    """The text of one file, read the way every chunklab loader reads files.
+
+    * only a regular file is read (a symbolic link is followed to one); a folder, FIFO, socket
+      or device is refused before it is opened, so nothing can hang or stream forever;
+    * a file of more than ``max_file_bytes`` bytes (default :data:`MAX_FILE_BYTES`) is refused;
+    * the bytes must be UTF-8: otherwise a :class:`TextFileError` names the file, the byte
+      offset and the line;
+    * a leading BOM is dropped, and ``\\r\\n`` and a lone ``\\r`` become ``\\n`` (Python's
+      universal newlines), so offsets are the same whoever reads the file.
+
+    Errors are one line naming the file: :class:`FileNotFoundError`, :class:`IsADirectoryError`,
+    :class:`PermissionError` or :class:`OSError` (not a regular file), :class:`TextFileError`
+    (too large, not UTF-8).
+
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = pathlib.Path(tmp) / "a.md"
+    ...     _ = f.write_bytes("\\ufeff# 标题\\r\\n正文\\r".encode("utf-8"))
+    ...     read_text_file(f)
+    '# 标题\\n正文\\n'
+    """
+    p = os.fspath(path)
+    cap = check_max_file_bytes(max_file_bytes)
     try:
-        with open(path, encoding="utf-8-sig") as f:  # universal newlines: \r\n -> \n
-            return f.read()
+        st = os.stat(p)  # follows symbolic links; a loop is ELOOP
+    except FileNotFoundError:
+        raise _os_error(FileNotFoundError, f"file not found: {p}", p) from None
+    except PermissionError:
+        raise _os_error(PermissionError, f"cannot read {p}: permission denied", p) from None
+    except OSError as e:
+        raise _os_error(OSError, f"cannot read {p}: {e.strerror or e}", p) from None
+    _refuse_non_regular(p, st.st_mode)
+    if st.st_size > cap:
+        raise _too_large(p, st.st_size, cap)
+    try:
+        # NOTE: O_NONBLOCK: if the path was swapped for a FIFO since the stat, open does not wait.
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except PermissionError:
+        raise _os_error(PermissionError, f"cannot read {p}: permission denied", p) from None
+    except OSError as e:
+        raise _os_error(type(e) if isinstance(e, FileNotFoundError) else OSError,
+                        f"cannot read {p}: {e.strerror or e}", p) from None
+    with os.fdopen(fd, "rb") as f:
+        _refuse_non_regular(p, os.fstat(f.fileno()).st_mode)
+        try:
+            data = f.read(cap + 1)
+        except OSError as e:
+            raise _os_error(OSError, f"cannot read {p}: {e.strerror or e}", p) from None
+    if len(data) > cap:  # it grew since the stat
+        raise _too_large(p, len(data), cap)
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TextFileError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start}, line {line})", p) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def _title(text: str, kind: str, fallback: str) -> str:
@@ -93,28 +206,59 @@ def _title(text: str, kind: str, fallback: str) -> str:
     return fallback
 
 
-def file_document(path: str | os.PathLike, doc_id: str, rel: str | None = None) -> Document:
-    """One file as a :class:`Document` (type from its suffix, title as described above)."""
+def file_document(path: str | os.PathLike, doc_id: str, rel: str | None = None,
+                  max_file_bytes: int | None = None) -> Document:
+    """One file as a :class:`Document` (type from its suffix, title as described above), read by
+    :func:`read_text_file`."""
     p = Path(path)
     kind = SUFFIX_TYPES.get(p.suffix.lower(), "text")
-    text = _read(p)
+    text = read_text_file(p, max_file_bytes)
     return Document(doc_id, text, title=_title(text, kind, p.name), meta={"path": rel or p.name, "type": kind})
 
 
 def _walk(root: Path, exclude: Iterable[str]) -> list[Path]:
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
-        for name in filenames:
-            if name.startswith(".") or any(fnmatch.fnmatch(name, pat) for pat in exclude):
+    """The corpus files under ``root``, sorted by relative path (see the module docstring)."""
+    found: list[tuple[str, Path]] = []
+    stack: list[tuple[str, str]] = [("", os.fspath(root))]
+    while stack:
+        rel_dir, folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as e:
+            # NOTE: os.walk would skip an unreadable folder silently, and a run would measure
+            # a partial corpus; a gap in the corpus is an error.
+            cls = PermissionError if isinstance(e, PermissionError) else OSError
+            raise _os_error(cls, f"corpus folder {folder}: cannot list it ({e.strerror or e})", folder) from None
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
                 continue
-            if Path(name).suffix.lower() in SUFFIX_TYPES:
-                found.append(Path(dirpath, name))
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name not in _SKIP_DIRS:
+                    stack.append((f"{rel_dir}{name}/", entry.path))
+                continue
+            if Path(name).suffix.lower() not in SUFFIX_TYPES or any(fnmatch.fnmatch(name, pat) for pat in exclude):
+                continue
+            try:  # a regular file, or a link to one; never a FIFO, device, socket, broken link or loop
+                if not stat.S_ISREG(entry.stat(follow_symlinks=True).st_mode):
+                    continue
+            except OSError:
+                continue
+            found.append((rel_dir + name, Path(entry.path)))
+    found.sort(key=lambda item: item[0])
+    return [p for _, p in found]
 
 
-def load_folder(root: str | os.PathLike, exclude: Iterable[str] = ()) -> list[Document]:
+def load_folder(root: str | os.PathLike, exclude: Iterable[str] = (), max_file_bytes: int | None = None) -> list[Document]:
     """Every text file under ``root`` as a document (see the module docstring for ids and titles).
+
+    ``max_file_bytes``: the largest file read (default :data:`MAX_FILE_BYTES`); a bigger one is an
+    error naming it.
 
     >>> import tempfile, pathlib
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -125,6 +269,7 @@ def load_folder(root: str | os.PathLike, exclude: Iterable[str] = ()) -> list[Do
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder {str(root)!r} does not exist or is not a folder")
+    cap = check_max_file_bytes(max_file_bytes)
     exclude = tuple(exclude)
     paths = _walk(root, exclude)
     if not paths:
@@ -133,8 +278,9 @@ def load_folder(root: str | os.PathLike, exclude: Iterable[str] = ()) -> list[Do
         )
     rels = [p.relative_to(root).as_posix() for p in paths]
     stems = [r[: -len(Path(r).suffix)] if Path(r).suffix else r for r in rels]
-    clash = {s for s in stems if stems.count(s) > 1}
-    return [file_document(p, rel if stem in clash else stem, rel) for p, rel, stem in zip(paths, rels, stems)]
+    counts = Counter(stems)  # NOTE: not stems.count(s) per file, which is quadratic (40k files: 17 s)
+    return [file_document(p, rel if counts[stem] > 1 else stem, rel, max_file_bytes=cap)
+            for p, rel, stem in zip(paths, rels, stems)]
 
 
 def stdlib_dir() -> Path:

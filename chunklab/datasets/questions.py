@@ -16,7 +16,12 @@ text. Any other key is an error, so a misspelt key cannot be silently ignored.
 
 Locating is exact on the raw text: every evidence string must occur exactly
 once in the corpus, or exactly once in ``doc`` when given; overlapping
-occurrences count. :func:`load_questions` turns each string into a
+occurrences count. Evidence never crosses a document boundary: an occurrence
+that would run from one document into the next is not one, and when it is the
+only one the problem says so. A file with no question at all (empty, or only
+blank lines) is a problem too; question files are read by
+:func:`~chunklab.datasets.files.read_text_file` (regular files only, UTF-8, at
+most ``max_file_bytes``; an error names the file and line). :func:`load_questions` turns each string into a
 :class:`GoldSpan` and raises :class:`EvidenceError` (or
 :class:`QuestionFormatError`) listing *every* offending line.
 
@@ -43,6 +48,7 @@ from typing import Any, Iterable, Sequence
 
 from ..params import Param
 from . import Corpus, data_dir, load_corpus
+from .files import read_text_file
 
 __all__ = [
     "TYPES", "GENERATED_TYPES", "DIFFICULTIES", "NAMED_SETS", "GoldSpan", "Question", "Problem",
@@ -114,7 +120,7 @@ class Problem:
     evidence: str | None = None
 
     def __str__(self) -> str:
-        where = f"{self.source}:{self.line}" if self.line else self.source
+        where = f"{self.source}:{self.line}" if self.line else f"{self.source}:"
         qid = f" [{self.id}]" if self.id else ""
         ev = f" evidence {_preview(self.evidence)}:" if self.evidence is not None else ""
         return f"{where}{qid}{ev} {self.message}"
@@ -155,9 +161,10 @@ def _preview(s: str | None, n: int = 24) -> str:
 class _Locator:
     """Finds strings in a whole corpus at once.
 
-    NOTE: the documents are joined with NUL (which no evidence contains) into one
-    string, so a corpus-wide search is one C-level ``str.find`` instead of a Python
-    loop over documents: about 0.3 ms per search on the 3M-character legal corpus.
+    NOTE: the documents are joined with NUL into one string, so a corpus-wide search is
+    one C-level ``str.find`` instead of a Python loop over documents: about 0.3 ms per
+    search on the 3M-character legal corpus. Evidence may hold a NUL (a document may), so
+    an occurrence that runs past the end of its document is dropped, not reported.
     """
 
     def __init__(self, corpus: Corpus) -> None:
@@ -168,17 +175,30 @@ class _Locator:
         for d in corpus:
             self.starts.append(pos)
             pos += len(d.text) + 1
+        self.ends = [start + len(d.text) for start, d in zip(self.starts, corpus)]
         self.joined = "\x00".join(d.text for d in corpus)
 
     def find(self, s: str, limit: int = 20) -> list[tuple[str, int]]:
-        """Up to ``limit`` occurrences (overlapping ones too) as ``(doc_id, start)``."""
+        """Up to ``limit`` occurrences (overlapping ones too) as ``(doc_id, start)``, each inside one document."""
         out = []
         i = self.joined.find(s)
         while i >= 0 and len(out) < limit:
             k = bisect.bisect_right(self.starts, i) - 1
-            out.append((self.ids[k], i - self.starts[k]))
+            if i + len(s) <= self.ends[k]:
+                out.append((self.ids[k], i - self.starts[k]))
             i = self.joined.find(s, i + 1)
         return out
+
+    def crossing(self, s: str) -> tuple[str, str] | None:
+        """The first and last document of an occurrence of ``s`` that crosses a document boundary, or None."""
+        i = self.joined.find(s)
+        while i >= 0:
+            k = bisect.bisect_right(self.starts, i) - 1
+            if i + len(s) > self.ends[k]:
+                last = bisect.bisect_right(self.starts, i + len(s) - 1) - 1
+                return self.ids[k], self.ids[last]
+            i = self.joined.find(s, i + 1)
+        return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -272,7 +292,11 @@ def _locate(rec: dict, corpus: Corpus, source: str, line: int) -> tuple[Question
         if not hits:
             where = f"in doc {doc.id!r}" if doc is not None else f"in corpus {corpus.name!r}"
             msg = f"not found {where}"
-            if doc is not None and _locator(corpus).find(e, 1):
+            across = _locator(corpus).crossing(e) if doc is None else None
+            if across is not None:
+                msg = (f"crosses a document boundary (from {across[0]!r} into {across[1]!r}): evidence may never "
+                       f"span two documents")
+            elif doc is not None and _locator(corpus).find(e, 1):
                 msg += f" (but found in {_locator(corpus).find(e, 1)[0][0]!r})"
         else:
             msg = _hits_message(hits, limit)
@@ -335,7 +359,9 @@ def _resolve(path_or_name: str | os.PathLike, corpus: Corpus | str | None) -> tu
             raise FileNotFoundError(f"question set {name!r}: {path} does not exist (yet)")
         return path, corpus, name
     path = Path(name)
-    if not path.is_file():
+    if path.is_dir():
+        raise IsADirectoryError(f"question file {name!r} is a folder, not a JSONL file")
+    if not path.exists():
         raise FileNotFoundError(
             f"question file {name!r} does not exist (named sets: {', '.join(NAMED_SETS)})"
         )
@@ -345,22 +371,44 @@ def _resolve(path_or_name: str | os.PathLike, corpus: Corpus | str | None) -> tu
     return path, corpus, name
 
 
-def check_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None = None
-                    ) -> tuple[list[Question], list[Problem]]:
-    """Like :func:`load_questions` but return ``(located questions, problems)`` instead of raising."""
+def _read_lines(path: Path, max_file_bytes: int | None) -> list[str]:
+    """The lines of a question file, numbered as a text editor numbers them (see read_text_file)."""
+    text = read_text_file(path, max_file_bytes)
+    return text.split("\n")
+
+
+def _empty_file(lines: list[str], source: str) -> list[Problem]:
+    if any(line.strip() for line in lines):
+        return []
+    return [Problem(source, 0, None, "no questions: the file is empty or holds only blank lines")]
+
+
+def check_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None = None, *,
+                    max_file_bytes: int | None = None) -> tuple[list[Question], list[Problem]]:
+    """Like :func:`load_questions` but return ``(located questions, problems)`` instead of raising.
+
+    A file that cannot be read (missing, a folder, not UTF-8, over ``max_file_bytes``) still
+    raises, with one line naming it, as :func:`load_questions` does.
+    """
     path, corpus, name = _resolve(path_or_name, corpus)
     if path is None:
         return list(_scale_cached(corpus)), []
-    with open(path, encoding="utf-8-sig") as f:
-        questions, fmt, ev = _check_lines(f, corpus, str(path))
+    lines = _read_lines(path, max_file_bytes)
+    empty = _empty_file(lines, str(path))
+    if empty:
+        return [], empty
+    questions, fmt, ev = _check_lines(lines, corpus, str(path))
     return questions, fmt + ev
 
 
-def load_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None = None) -> list[Question]:
+def load_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None = None, *,
+                   max_file_bytes: int | None = None) -> list[Question]:
     """Load and locate a question file, or a named set (:data:`NAMED_SETS`: ``xiaobei``, ``laws``,
     ``stdlib``, ``laws-scale``) whose corpus is then the default.
 
-    Raises :class:`QuestionFormatError` or :class:`EvidenceError` listing every offending line.
+    Raises :class:`QuestionFormatError` or :class:`EvidenceError` listing every offending line (a
+    file without any question is a :class:`QuestionFormatError` too). ``max_file_bytes``: the
+    largest question file read (default :data:`~chunklab.datasets.files.MAX_FILE_BYTES`).
 
     >>> qs = load_questions("stdlib")
     >>> qs[0].type, load_corpus("stdlib")[qs[0].spans[0].doc_id].text[qs[0].spans[0].start:qs[0].spans[0].end] == qs[0].evidence[0]
@@ -369,8 +417,11 @@ def load_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None 
     path, corpus, name = _resolve(path_or_name, corpus)
     if path is None:
         return list(_scale_cached(corpus))
-    with open(path, encoding="utf-8-sig") as f:
-        return parse_questions(f, corpus, str(path))
+    lines = _read_lines(path, max_file_bytes)
+    empty = _empty_file(lines, str(path))
+    if empty:
+        raise QuestionFormatError(empty)
+    return parse_questions(lines, corpus, str(path))
 
 
 def dump_questions(questions: Iterable[Question], path: str | os.PathLike) -> None:

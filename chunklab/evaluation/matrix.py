@@ -8,7 +8,10 @@ a scalar is fixed::
 
 ``overlap`` given as a float in ``[0, 1)`` is a *share* of the config's ``size`` (or ``target``)
 and becomes ``round(share * size)`` characters; an int is used as is. A combination the strategy
-rejects (e.g. ``overlap >= target``) is skipped and listed with the strategy's own error message.
+rejects (e.g. ``overlap >= target``) is skipped and listed with the strategy's own error message; a
+combination that makes the same chunker as an earlier one (same strategy, same parameters once
+defaults are filled in) runs once and is listed as a duplicate. A grid that is not a list of
+dicts, or a parameter given as an empty list, is an error.
 
 Work that does not depend on the configuration is done once: the corpus is tokenised into a
 :class:`~chunklab.retrieval.CorpusIndex` and the questions are encoded once; each config then
@@ -56,21 +59,40 @@ def _label(strategy: str, params: dict[str, Any]) -> str:
     return f"{strategy}({inner})"
 
 
+def _short(value: Any, n: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def expand_grid(grid: Sequence[dict[str, Any]] | dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Expand a grid into configs ``{"strategy", "params", "label"}`` and skipped combinations.
 
-    Each skipped entry has ``strategy``, ``params``, ``label`` and ``reason``.
+    Each skipped entry has ``strategy``, ``params``, ``label`` and ``reason``; a duplicate also
+    ``duplicate_of`` (the label of the config that runs instead).
+
+    >>> expand_grid([{"strategy": "fixed", "size": 8, "overlap": 0}, {"strategy": "fixed", "overlap": 0, "size": 8}])[1][0]["reason"]
+    'duplicate of fixed(size=8, overlap=0): runs once'
+    >>> expand_grid(None)
+    Traceback (most recent call last):
+    ...
+    ValueError: a grid is a list of dicts like {"strategy": "fixed", "size": [512, 1024]} (or one such dict), got None
     """
     if isinstance(grid, dict):
         grid = [grid]
+    if not isinstance(grid, (list, tuple)):
+        raise ValueError('a grid is a list of dicts like {"strategy": "fixed", "size": [512, 1024]} (or one such '
+                         f"dict), got {_short(grid)}")
     configs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    made: dict[str, str] = {}  # the chunker's full parameters -> label of the config that makes it
     for gi, entry in enumerate(grid):
         if not isinstance(entry, dict) or "strategy" not in entry:
-            raise ValueError(f"grid entry {gi} must be a dict with a 'strategy' key, got {entry!r}")
+            raise ValueError(f"grid entry {gi} must be a dict with a 'strategy' key, got {_short(entry)}")
         name = entry["strategy"]
         keys = [k for k in entry if k != "strategy"]
+        for k in keys:
+            if isinstance(entry[k], (list, tuple)) and not entry[k]:
+                raise ValueError(f"grid entry {gi} ({name!r}): {k!r} is an empty list; give at least one value")
         values = [v if isinstance(v, (list, tuple)) else [v] for v in (entry[k] for k in keys)]
         for combo in itertools.product(*values):
             params = dict(zip(keys, combo))
@@ -85,17 +107,21 @@ def expand_grid(grid: Sequence[dict[str, Any]] | dict[str, Any]) -> tuple[list[d
                 else:
                     params["overlap"] = int(round(ov * ref))
             label = _label(name, params)
+            strategy = None
             if reason is None:
                 try:
-                    get_strategy(name, **params)
+                    strategy = get_strategy(name, **params)
                 except (ValueError, TypeError) as exc:
                     reason = str(exc)
             if reason is not None:
                 skipped.append({"strategy": name, "params": params, "label": label, "reason": reason})
                 continue
-            if label in seen:
+            key = f"{type(strategy).__name__}:{name}:{sorted(strategy.get_params().items(), key=lambda kv: kv[0])!r}"
+            if key in made:
+                skipped.append({"strategy": name, "params": params, "label": label,
+                                "reason": f"duplicate of {made[key]}: runs once", "duplicate_of": made[key]})
                 continue
-            seen.add(label)
+            made[key] = label
             configs.append({"strategy": name, "params": params, "label": label})
     return configs, skipped
 
@@ -114,6 +140,9 @@ class MatrixResult:
     seconds: float
     setup_seconds: float = 0.0
     results: list[Any] = field(default_factory=list, repr=False)
+    #: One-line notes about the run (k above some configs' chunk counts, configs that retrieved
+    #: nothing), each said once; kept out of the rows.
+    warnings: list[str] = field(default_factory=list)
 
     def best(self, metric: str = "hit") -> dict[str, Any]:
         """The row with the highest ``metric``."""
@@ -221,8 +250,28 @@ def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], s
     res = evaluate(docs, chunks, qs, settings, index=index, ingest_seconds=ingest,
                    config={"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]})
     row = res.summary()
+    row.pop("warnings", None)  # said once per run by run_matrix, not in every row
     row["seconds"] = time.perf_counter() - t0
+    if res.warnings:
+        row[_WARNINGS] = list(res.warnings)
     return row
+
+
+_WARNINGS = "__warnings__"
+
+
+def _run_warnings(rows: list[dict[str, Any]], k: int, budget: int | None) -> list[str]:
+    """The warnings of a run's rows (removed from them), each said once."""
+    out: list[str] = []
+    for r in rows:
+        for w in r.pop(_WARNINGS, ()):
+            out.append(f"{r['label']}: {w}")
+    small = [r for r in rows if isinstance(r.get("chunks"), int) and r["chunks"] < k]
+    if budget is None and small:
+        fewest = min(r["chunks"] for r in small)
+        out.insert(0, f"k={k} is more than the chunks of {len(small)} of {len(rows)} configs (fewest: {fewest}): "
+                      f"each of them retrieves all its chunks, so k is clamped to its number of chunks")
+    return out
 
 
 #: :func:`run_matrix`'s defaults: those of :class:`~chunklab.evaluation.settings.EvalSettings` but
@@ -289,4 +338,5 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
             _STATE.pop(key, None)  # a thread executor shares this process's cache
     if bar is not None:
         bar.close()
-    return MatrixResult(rows, skipped, time.perf_counter() - t0, setup)
+    warnings = _run_warnings(rows, s.k, s.budget)
+    return MatrixResult(rows, skipped, time.perf_counter() - t0, setup, warnings=warnings)

@@ -18,6 +18,7 @@ import numpy as np
 from ..core import Chunk, Document
 from ..datasets.questions import Question
 from ..retrieval import CorpusIndex, Layout, make_retriever
+from ..retrieval.factory import BM25Retriever
 from .metrics import METRICS, question_metrics, select_budget
 from .misses import SYMPTOMS, attribute_misses
 from .settings import EvalSettings
@@ -32,7 +33,11 @@ class EvalResult:
     """The outcome of :func:`evaluate`: per-question arrays, aggregates with CIs, structure, bad cases.
 
     ``ranked`` is the full ranking (n_questions x depth chunk indices, -1 padded); ``budget`` is
-    the settings' budget (None: top ``k``).
+    the settings' budget (None: top ``k``). ``k`` is the k asked for; ``k_used`` the one measured
+    with, ``min(k, number of chunks)`` (ranking more chunks than there are changes nothing, so the
+    metrics are the same). ``warnings`` are one-line notes about the run (e.g. that nothing could
+    be retrieved, and why); :meth:`summary` lists them, with the clamping of ``k``, under
+    ``"warnings"`` when there are any.
     """
 
     config: dict[str, Any]
@@ -47,6 +52,19 @@ class EvalResult:
     ranked: np.ndarray | None = field(default=None, repr=False)
     #: The options the result was computed with.
     settings: EvalSettings | None = field(default=None, repr=False)
+    #: One-line notes about the run (not Python warnings: nothing is written to stderr).
+    warnings: list[str] = field(default_factory=list)
+    #: The k measured with: ``min(k, number of chunks)`` (None: ``k``).
+    k_used: int | None = None
+
+    @property
+    def k_note(self) -> str | None:
+        """The note that ``k`` was clamped to the number of chunks, or None."""
+        if self.budget is not None or self.k_used is None or self.k_used >= self.k:
+            return None
+        n = self.k_used
+        return (f"k={self.k} is more than the {n} chunk{'s' if n != 1 else ''}: every chunk can be retrieved, "
+                f"so k is clamped to {n}")
 
     @property
     def symptoms(self) -> dict[str, int]:
@@ -73,6 +91,9 @@ class EvalResult:
             out[f"miss_{s}"] = c
         for name, v in self.timings.items():
             out[f"{name}_seconds"] = v
+        notes = ([self.k_note] if self.k_note else []) + list(self.warnings)
+        if notes:
+            out["warnings"] = notes
         return out
 
     def table(self, metrics: Sequence[str] | None = None) -> str:
@@ -145,9 +166,12 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     built once and reused across chunkings — or on one built here; ``"dense"`` and ``"hybrid"``
     need ``embedder``. When ``index`` was built on exactly ``documents``, the metrics use its
     :class:`~chunklab.retrieval.Layout` and the chunks are placed on it once. Rankings go
-    ``settings.ranking_depth`` deep: the top ``k`` are scored, the rest serve the budget and the
-    miss attribution. With ``budget``, the retrieved set is
+    ``settings.ranking_depth`` deep (at most ``max(number of chunks, 50)``: deeper holds only
+    padding): the top ``k`` are scored, the rest serve the budget and the miss attribution. A
+    ``k`` above the number of chunks is clamped to it (``EvalResult.k_used``; memory stays
+    bounded however large ``k`` is) and the summary says so. With ``budget``, the retrieved set is
     :func:`~chunklab.evaluation.metrics.select_budget` of the ranking instead of its top ``k``.
+    When no question retrieved any chunk, ``EvalResult.warnings`` says so and why.
 
     ``config`` (plain data about the chunking) heads the result's ``summary()``; ``engine``,
     ``tokenizer`` and ``use_context`` are added unless it has them. ``ingest_seconds`` (the time
@@ -171,7 +195,11 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     if len(chunks) == 0:
         raise ValueError("chunks must hold at least one chunk")
     questions = list(questions)
-    depth = s.ranking_depth
+    n_chunks = len(chunks)
+    k_used = min(s.k, n_chunks)
+    # NOTE: a ranking deeper than the chunks holds only -1 padding, and its arrays grow with
+    # questions x depth: a huge k (or depth) is clamped here, before anything is allocated.
+    depth = min(s.ranking_depth, max(n_chunks, 50))
     shared = index is not None and index.layout.matches(documents)
     layout = index.layout if shared else Layout(documents)
     bounds = layout.chunk_bounds(chunks)
@@ -195,7 +223,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
         retrieved = select_budget(ranked, chunks, s.budget, unit=s.budget_unit, layout=layout, bounds=bounds)
         kk = retrieved.shape[1]
     else:
-        retrieved, kk = ranked[:, :s.k], s.k
+        retrieved, kk = ranked[:, :k_used], k_used
     pq = question_metrics(retrieved, chunks, gold, k=kk, layout=layout, dedup=s.budget is not None,
                           count_tokens=s.count_tokens, bounds=bounds)
     agg = bootstrap_many(pq, n=s.n_boot, seed=s.seed)
@@ -207,4 +235,29 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     cfg.setdefault("engine", s.engine_name)
     cfg.setdefault("tokenizer", s.tokenizer_name)
     cfg.setdefault("use_context", s.use_context)
-    return EvalResult(cfg, s.k, ids, pq, agg, structure, bad, timings, s.budget, ranked, s)
+    warnings = []
+    if questions and ranked.shape[1] and bool((ranked[:, 0] < 0).all()):
+        warnings.append(_nothing_retrieved(retriever, qtexts, n_chunks))
+    return EvalResult(cfg, s.k, ids, pq, agg, structure, bad, timings, s.budget, ranked, s, warnings, k_used)
+
+
+def _nothing_retrieved(retriever: Any, qtexts: list[str], n_chunks: int) -> str:
+    """Why no question retrieved any chunk (BM25 ranks only chunks with a score above 0)."""
+    head = f"nothing could be retrieved: none of the {len(qtexts)} questions has a chunk scoring above 0"
+    if not isinstance(retriever, BM25Retriever):
+        return head + " (the questions share no term with the chunks, or the shared terms weigh 0)"
+    bm25 = retriever.bm25
+    q = retriever.index.encode_queries(qtexts)  # cached: the search encoded the same texts
+    cols = np.unique(q.indices)
+    cols = cols[cols < bm25.n_terms]
+    shared = cols[bm25.df[cols] > 0]
+    tok = retriever.index.tokenizer.name
+    if q.nnz == 0:
+        return head + f": the questions have no tokens at all under the {tok!r} tokenizer"
+    if len(shared) == 0:
+        return head + f": the questions share no token with the chunks ({tok!r} tokenizer)"
+    if np.all(bm25.idf[shared] == 0):
+        return head + (f": every token the questions share with the chunks has BM25 idf 0 over these {n_chunks} "
+                       f"chunks (idf = log(N - n + 0.5) - log(n + 0.5) is 0 for a term in half of them), so every "
+                       f"score is 0")
+    return head + ": the tokens the questions share with the chunks weigh 0"

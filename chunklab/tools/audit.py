@@ -52,7 +52,9 @@ from ..datasets import Corpus, load_corpus
 from ..datasets.questions import load_questions
 from ..evaluation import evaluate
 from ..length import count_tokens
+from ..params import Param
 from ..parsing.tables import find_tables, transcribe_row
+from ..retrieval.bm25 import TOP_K
 from ..strategies.router import ROUTES, TYPE_NAMES, detect, features
 from .versioning import canonical_config, chunk_corpus, index_version
 
@@ -60,6 +62,7 @@ __all__ = ["AuditItem", "audit", "format_report", "THRESHOLDS", "EMBEDDING_TOKEN
 
 #: text-embedding-3-small's input limit in tokens (claim C13, vendor documentation).
 EMBEDDING_TOKEN_LIMIT = 8191
+_TOKEN_LIMIT = Param("int", EMBEDDING_TOKEN_LIMIT, "embedding model limit in cl100k tokens", low=1)
 
 #: The default thresholds of :func:`audit` (each can be passed as a keyword argument).
 THRESHOLDS: dict[str, float] = {
@@ -273,9 +276,14 @@ def _check_hit(docs, chunks, questions, k, use_context, width_max, min_total) ->
     # NOTE: a percentile bootstrap of a handful of all-hit questions has width 0; the interval
     # only means something with enough questions, so the count is part of the check.
     few = len(questions) < min_total
+    notes = ""
+    if r.k_note:  # k above the number of chunks: measured with every chunk, said once
+        notes += f"；k={k} 多于 {r.k_used} 块，按 {r.k_used} 计"
+    if r.warnings:
+        notes += "；" + "；".join(r.warnings)
     return AuditItem("hit_ci", width <= width_max and not few,
                      f"hit@{k} = {a['mean']:.3f}，95% CI [{a['lo']:.3f}, {a['hi']:.3f}]（宽 {width:.3f}，阈值 ≤ {width_max:g}；"
-                     f"{len(questions)} 题{f'，少于 {min_total:g} 题，区间不可信' if few else ''}；BM25 字符二元组）", title), r
+                     f"{len(questions)} 题{f'，少于 {min_total:g} 题，区间不可信' if few else ''}；BM25 字符二元组{notes}）", title), r
 
 
 def _check_parse(docs, chunks, rate_max) -> AuditItem:
@@ -364,7 +372,11 @@ def audit(corpus: Any, config: Mapping[str, Any] | str, questions: Any = None, *
     :data:`THRESHOLDS` by name. Returns the items in the order of the module
     docstring; the hit@k evaluation is attached to the ``hit_ci`` item's
     detail only (run :func:`chunklab.evaluation.evaluate` for the full result).
+    ``k`` (an int >= 1) above the number of chunks counts as the number of chunks, and the
+    ``hit_ci`` detail says so; ``token_limit`` is an int >= 1.
     """
+    k = TOP_K.validate("k", k)
+    token_limit = _TOKEN_LIMIT.validate("token_limit", token_limit)
 
     unknown = [t for t in thresholds if t not in THRESHOLDS]
     if unknown:
