@@ -26,7 +26,18 @@ class Param:
     ``strs`` (a sequence of strings) or ``callable``. ``low``/``high`` bound
     numbers (inclusive); ``choices`` lists allowed values for ``choice``;
     ``none_ok`` allows ``None`` (meaning "derived from other parameters").
-    ``ui_high`` is a sensible slider end when ``high`` is open.
+    ``ui_high`` is a sensible slider end when ``high`` is open. ``bounds``
+    states a range that depends on other parameters in their names, e.g.
+    ``"[0, target)"``; the message then reads ``an int in [0, target) = [0, 99]``
+    (only for a range with both ``low`` and ``high``). The cross-parameter
+    checks of the strategies build such a ``Param`` on the spot and call
+    :meth:`validate`, so every range error has one form:
+    ``NAME must be an int in [LOW, HIGH], got VALUE``.
+
+    >>> Param("int", 0, low=0, high=9, bounds="[0, size)").validate("overlap", 10)
+    Traceback (most recent call last):
+    ...
+    chunklab.params.ParamError: overlap must be an int in [0, size) = [0, 9], got 10
     """
 
     kind: str
@@ -37,13 +48,15 @@ class Param:
     choices: Sequence[Any] = ()
     none_ok: bool = False
     ui_high: float | None = None
+    bounds: str = ""
 
     def allowed(self) -> str:
         """Human-readable allowed range, used in error messages."""
         if self.kind in ("int", "float"):
             word = "an int" if self.kind == "int" else "a number"
             if self.low is not None and self.high is not None:
-                rng = f"{word} in [{_fmt(self.low)}, {_fmt(self.high)}]"
+                named = f"{self.bounds} = " if self.bounds else ""
+                rng = f"{word} in {named}[{_fmt(self.low)}, {_fmt(self.high)}]"
             elif self.low is not None:
                 rng = f"{word} >= {_fmt(self.low)}"
             elif self.high is not None:

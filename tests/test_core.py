@@ -107,3 +107,39 @@ def test_every_chunk_records_its_strategy_and_level():
     assert chunks[0].meta == {"strategy": "paragraph", "level": "paragraph"}
     assert chunks[1].meta["level"] == "recursive"
     assert chunks[1].meta["fallback_from"] == "paragraph"
+
+
+@pytest.mark.parametrize("name, params, message", [
+    ("recursive", {"target": 100, "overlap": 100}, "overlap must be an int in [0, target) = [0, 99], got 100"),
+    ("recursive", {"target": 100, "min": 101}, "min must be an int in [0, target] = [0, 100], got 101"),
+    ("fixed", {"size": 10, "overlap": 10}, "overlap must be an int in [0, size) = [0, 9], got 10"),
+    ("token", {"size": 5, "overlap": 7}, "overlap must be an int in [0, size) = [0, 4], got 7"),
+    ("sliding_window", {"window": 10, "step": 11}, "step must be an int in [1, window] = [1, 10], got 11"),
+    ("dialogue", {"turns": 2, "overlap_turns": 2}, "overlap_turns must be an int in [0, turns) = [0, 1], got 2"),
+    ("clause", {"target": 0}, "target must be an int in [1, 100000], got 0"),
+    ("auto", {"target": 0}, "target must be an int in [1, 100000], got 0"),
+])
+def test_range_errors_have_one_form(name, params, message):
+    with pytest.raises(ParamError) as info:
+        chunklab.get_strategy(name, **params)
+    assert str(info.value) == message
+
+
+def test_a_bound_named_after_other_parameters():
+    from chunklab.params import Param
+
+    p = Param("int", 0, low=0, high=9, bounds="[0, size)")
+    assert p.allowed() == "an int in [0, size) = [0, 9]"
+    assert p.validate("overlap", 9) == 9
+    with pytest.raises(TypeError, match=r"overlap must be an int in \[0, size\) = \[0, 9\], got '3'"):
+        p.validate("overlap", "3")
+    assert Param("int", 0, low=0, high=9).allowed() == "an int in [0, 9]"
+
+
+def test_clause_and_auto_derive_min_from_an_integral_target():
+    import numpy as np
+
+    assert chunklab.get_strategy("clause", target=np.int64(100)).min == 100
+    assert chunklab.get_strategy("auto", target=np.int64(100)).get_params()["min"] == 100
+    with pytest.raises(TypeError, match="target must be an int"):
+        chunklab.get_strategy("clause", target="100")

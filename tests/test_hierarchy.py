@@ -233,7 +233,7 @@ def test_parent_child_strategy_units_point_into_parents():
 
 
 def test_sentence_window_strategy_windows_match_the_index():
-    chunks = get_strategy("sentence_window", window=1).split(DOCS[0])
+    chunks = get_strategy("sentence_window", neighbours=1).split(DOCS[0])
     idx = SentenceWindowIndex(DOCS[0], window=1)
     assert [(c.start, c.end) for c in chunks] == [(s.start, s.end) for s in idx.sentences]
     assert [c.meta["window"] for c in chunks] == [idx.window(i)[1:] for i in range(len(chunks))]
@@ -267,3 +267,28 @@ def test_parent_ranking_ranks_each_parent_once_by_its_best_child():
         ParentRanking(pc, index, fanout=0)
     with pytest.raises(TypeError, match="ParentChildIndex"):
         ParentRanking(object(), index)
+
+
+def test_sentence_window_parameters_say_what_they_count():
+    spec = get_strategy("sentence_window").param_spec()
+    assert list(spec) == ["neighbours", "sections", "max_sentence", "prefix"]
+    new = get_strategy("sentence_window", neighbours=1, max_sentence=5).split(DOCS[0])
+    assert [c.meta["window"] for c in new] == [SentenceWindowIndex(DOCS[0], window=1, max_sentence=5).window(i)[1:]
+                                               for i in range(len(new))]
+    assert any(c.meta["level"] == "recursive" for c in new)
+
+
+def test_sentence_window_old_names_still_work_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="'window' is deprecated, use 'neighbours'"):
+        old = get_strategy("sentence_window", window=1)
+    with pytest.warns(DeprecationWarning, match="'max' is deprecated, use 'max_sentence'") as caught:
+        capped = get_strategy("sentence_window", max=5)
+    assert caught[0].filename == __file__           # the warning points at the caller's line
+    assert old.get_params() == get_strategy("sentence_window", neighbours=1).get_params()
+    assert capped.max_sentence == 5 and repr(capped) == "SentenceWindow(max_sentence=5)"
+    assert old.split(DOCS[0]) == get_strategy("sentence_window", neighbours=1).split(DOCS[0])
+    with pytest.raises(ValueError, match="'window' is another name for 'neighbours'"):
+        get_strategy("sentence_window", window=1, neighbours=1)
+    with pytest.raises(ValueError, match=r"window must be an int in \[0, 1000\], got -1"), \
+            pytest.warns(DeprecationWarning):
+        get_strategy("sentence_window", window=-1)

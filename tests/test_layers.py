@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "chunklab"
 #: may import modules of its own layer or of lower ones.
 LAYERS: list[tuple[str, ...]] = [
     ("chunklab._version", "chunklab._topk", "chunklab.core", "chunklab.params", "chunklab.length"),
-    ("chunklab.base",),
+    ("chunklab.base", "chunklab.packing"),
     ("chunklab.parsing",),
     ("chunklab.retrieval",),                       # tokenisers, BM25, dense search, embedders
     ("chunklab.strategies",),                      # the strategies (the semantic one embeds)

@@ -164,3 +164,43 @@ def test_routes_real_laws_to_clause():
         chunks = r.split(doc)
         assert check_chunks(doc, chunks) == []
         assert all(len(c) <= 1200 for c in chunks)
+
+
+def test_a_routed_strategy_refuses_another_document():
+    r = route(Document("law", SAMPLES["clause"]))
+    with pytest.raises(ValueError) as info:
+        r.split(Document("faq", SAMPLES["faq"]))
+    msg = str(info.value)
+    assert "\n" not in msg and "'law'" in msg and "'faq'" in msg and "get_strategy('auto')" in msg
+    with pytest.raises(ValueError, match="get_strategy"):
+        r.split_documents([Document("law", SAMPLES["clause"]), Document("faq", SAMPLES["faq"])])
+    with pytest.raises(ValueError, match="different text"):
+        route(SAMPLES["clause"]).split(SAMPLES["markdown"])          # both are called 'doc'
+
+
+def test_a_routed_strategy_splits_the_same_text_under_any_id():
+    r = route(Document("law", SAMPLES["clause"]))
+    a = r.split(Document("law", SAMPLES["clause"]))
+    b = r.split(Document("copy", "".join(list(SAMPLES["clause"]))))   # equal text, not the same object
+    assert [(c.start, c.end, c.meta) for c in a] == [(c.start, c.end, c.meta) for c in b]
+    assert {c.doc_id for c in b} == {"copy"}
+
+
+def test_the_decision_of_route_is_frozen():
+    r = route(SAMPLES["markdown"])
+    with pytest.raises(TypeError):
+        r._decision["type"] = "clause"              # a read-only mapping
+    with pytest.raises(ValueError, match="already routed"):
+        r._bind(Document("other", SAMPLES["faq"]))
+    assert r.doc_type == "markdown"
+    r.features["md_headings"] = 0                   # a copy
+    assert r.features["md_headings"] > 0
+
+
+def test_auto_still_routes_every_document_itself():
+    auto = chunklab.get_strategy("auto")
+    docs = [Document(kind, text) for kind, text in SAMPLES.items()]
+    chunks = auto.split_documents(docs)
+    for d in docs:
+        mine = [c for c in chunks if c.doc_id == d.id]
+        assert [(c.start, c.end, c.meta) for c in mine] == [(c.start, c.end, c.meta) for c in route(d).split(d)]

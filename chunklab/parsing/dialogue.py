@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .markdown import _ATX_LINE, _Headings, _line_spans
+from .markdown import _Headings, _lines
 
 __all__ = ["find_turns", "bigram_jaccard", "ROLE_WORDS"]
 
@@ -94,7 +94,7 @@ def find_turns(text: str, lo: int = 0, hi: int | None = None) -> list[_Session]:
     cands: list[tuple[int, int, str, str, int]] = []   # line start, body start, speaker, time, line no.
     headers: list[tuple[int, str]] = []
     counts: dict[str, int] = {}
-    for lineno, (s, e) in enumerate(_line_spans(text, lo, hi)):
+    for lineno, (s, e, _) in enumerate(_lines(text, lo, hi)):
         if _SESSION.match(text, s, e) and not _TURN.match(text, s, e):
             title = text[s:e].strip().strip("【】=-*~#").strip()
             headers.append((s, title))
@@ -174,11 +174,12 @@ class _Unit:
 def _find_qa(text: str, lo: int, hi: int, headings: _Headings) -> list[_Unit]:
     """Tile ``[lo, hi)`` into question units and the text between them."""
     cuts: list[tuple[int, str]] = []
-    lines = list(_line_spans(text, lo, hi))
+    lines = [(s, e) for s, e, _ in _lines(text, lo, hi)]
     for idx, (s, e) in enumerate(lines):
         if headings.is_heading_line(s):
-            m = _ATX_LINE.match(text, s, e)
-            title = m.group(2).strip() if m else text[s:e].strip()
+            title = headings.atx.get(s)
+            if title is None:   # an HTML heading: the line as written
+                title = text[s:e].strip()
             cuts.append((s, title if title.endswith(("？", "?")) else ""))
             continue
         m = _QUESTION.match(text, s, e)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from .markdown import _FENCE_LINE, _TAG, _line_spans, _next_fence
+from .markdown import _TAG, _Fences, _lines
 
 __all__ = ["find_tables", "transcribe_row"]
 
@@ -276,19 +276,15 @@ def find_tables(text: str, lo: int = 0, hi: int | None = None) -> list[_TableInf
     """
     hi = len(text) if hi is None else hi
     tables: list[_TableInfo] = []
-    lines = list(_line_spans(text, lo, hi))
-    fence = None
+    lines = [(s, e) for s, e, _ in _lines(text, lo, hi)]
+    fences = _Fences()
     html = re.compile(r"<table\b", re.I)
     i = 0
     floor = lo   # captions may not reach into the previous table
     while i < len(lines):
         s, e = lines[i]
         line = text[s:e]
-        if _FENCE_LINE.match(line):
-            fence = _next_fence(fence, line)
-            i += 1
-            continue
-        if fence is not None:
+        if fences.code(s, line):
             i += 1
             continue
         info = None

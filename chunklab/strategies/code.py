@@ -33,9 +33,11 @@ from typing import Iterable, Iterator
 
 from ..base import Span, Strategy, register, size_params
 from ..core import Document
+from ..length import span_lengths
+from ..packing import pack, summed
 from ..params import Param, ParamError
 from .container import fallback_spans
-from .linguistic import merge_small, pack_units
+from .linguistic import merge_small
 
 __all__ = ["Code", "CODE_LANGUAGES", "language_for_path", "tree_sitter_available"]
 
@@ -382,8 +384,7 @@ class Code(Strategy):
     # -- helpers -------------------------------------------------------------
     def _size(self, text: str, a: int, b: int) -> int:
         """Length of ``text[a:b]`` as a chunk: without the whitespace the base class trims."""
-        piece = text[a:b].strip()
-        return len(piece) if self.length == "chars" else self.measure(piece)
+        return self.sizer(text, trimmed=True)(a, b)
 
     def _file(self, doc: Document) -> str:
         return str(doc.meta.get("path") or doc.id)
@@ -513,7 +514,7 @@ class Code(Strategy):
         """Pack statement tiles up to ``target``; a tile over the cap is cut between the
         statements nested in it, and only a tile with none goes to ``recursive``."""
         text = doc.text
-        measure = None if self.length == "chars" else self.measure
+        size = self.sizer(text)
         flat: list[tuple[int, int, bool]] = []  # (start, end, needs recursive fallback)
 
         def add(tile, owned):
@@ -534,8 +535,8 @@ class Code(Strategy):
         run: list[tuple[int, int]] = []
 
         def flush():
-            packed = merge_small(pack_units(run, self.target, 0, measure, text), self.min, self.cap,
-                                 measure, text)
+            ranges = pack(len(run), summed(span_lengths(run, size)), self.target)
+            packed = merge_small([(run[i][0], run[j - 1][1]) for i, j in ranges], self.min, self.cap, size)
             for s, e in self._balance_tail(text, packed, [a for a, _ in run]):
                 groups.append((s, e, False))
             run.clear()

@@ -18,9 +18,10 @@ from typing import Iterable, Iterator, Sequence
 
 from ..base import Span, Strategy, register, size_params
 from ..core import Chunk, Document, trim_span
+from ..packing import pack, spanned
 from ..params import Param, ParamError
 from ..parsing.dialogue import _ANSWER, _Session, _Turn, _find_qa, _section_path, bigram_jaccard, find_turns
-from ..parsing.markdown import _Headings, _line_spans
+from ..parsing.markdown import _Headings, _lines
 from ..parsing.tables import _TableInfo, find_tables, transcribe_row
 from .linguistic import Recursive
 
@@ -36,19 +37,6 @@ def fallback_spans(strategy: Strategy, doc: Document, start: int, end: int, **me
                     overlap=min(getattr(strategy, "overlap", 0), target - 1), length=strategy.length)
     for s, e, m in rec._spans(doc, start, end):
         yield s, e, {**meta, **m, "level": "recursive", "fallback_from": strategy.name}
-
-
-def _skip_space(text: str, s: int, e: int) -> int:
-    """First offset in ``[s, e)`` that is not whitespace (``e`` if none)."""
-    while s < e and text[s].isspace():
-        s += 1
-    return s
-
-
-def _size_fn(strategy: Strategy, text: str):
-    if strategy.length == "chars":
-        return lambda a, b: b - a
-    return lambda a, b: strategy.measure(text[a:b])
 
 
 # -- tables -------------------------------------------------------------------
@@ -148,8 +136,8 @@ class Table(Strategy):
         for index, t in enumerate(find_tables(text, start, end)):
             # headings with nothing but the table under them join the table
             if not t.error and t.start > pos and all(
-                    headings.is_heading_line(ls) for ls, le in _line_spans(text, pos, t.start) if text[ls:le].strip()):
-                t.start = _skip_space(text, pos, t.start)
+                    headings.is_heading_line(ls) for ls, le, _ in _lines(text, pos, t.start) if text[ls:le].strip()):
+                t.start = trim_span(text, pos, t.start)[0]
             if t.start > pos:
                 yield from self._around(doc, pos, t.start, headings)
             path = headings.path_at(t.start)
@@ -164,11 +152,11 @@ class Table(Strategy):
 
     def _around(self, doc, a, b, headings) -> Iterator[Span]:
         for s, e, m in fallback_spans(self, doc, a, b):
-            yield s, e, {**m, "path": headings.path_at(_skip_space(doc.text, s, e))}
+            yield s, e, {**m, "path": headings.path_at(trim_span(doc.text, s, e)[0])}
 
     def _table(self, doc: Document, t: _TableInfo, index: int, path: list[str]) -> Iterator[Span]:
         text = doc.text
-        size = _size_fn(self, text)
+        size = self.sizer(text)
         cap = self.cap
         transcribe = self.transcribe if isinstance(self.transcribe, bool) else len(t.columns) > self.WIDE
         base = {"kind": "table", "format": t.fmt, "table": index, "columns": len(t.columns),
@@ -192,14 +180,8 @@ class Table(Strategy):
         # tile: the gap between rows (the line break) belongs to the row before it
         units = [(a, units[k + 1][0] if k + 1 < len(units) else b) for k, (a, b) in enumerate(units)]
         limit = self.rows if self.mode == "rows" else None
-        groups: list[tuple[int, int]] = []   # row index ranges [i, j)
-        i = 0
-        while i < len(units):
-            j = i + 1
-            while j < len(units) and (limit is None or j - i < limit) and size(units[i][0], units[j][1]) <= cap:
-                j += 1
-            groups.append((i, j))
-            i = j
+        # row index ranges [i, j) up to the cap; overlap 0: a row is never repeated
+        groups = pack(len(units), spanned(units, size), cap, 0, limit)
         header_line = "| " + " | ".join(t.columns) + " |" if t.columns else ""
         level = "table" if self.mode == "rows" else "table_rows"
         for i, j in groups:
@@ -267,9 +249,7 @@ class Dialogue(Strategy):
 
     def _check(self) -> None:
         super()._check()
-        if self.overlap_turns >= self.turns:
-            raise ParamError(f"overlap_turns must be an int in [0, turns) = [0, {self.turns - 1}], "
-                             f"got {self.overlap_turns}")
+        Param("int", 0, low=0, high=self.turns - 1, bounds="[0, turns)").validate("overlap_turns", self.overlap_turns)
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         sessions = find_turns(doc.text, start, end)
@@ -286,7 +266,7 @@ class Dialogue(Strategy):
 
     def _session(self, doc: Document, sess: _Session, k: int, path: list[str]) -> Iterator[Span]:
         text = doc.text
-        size = _size_fn(self, text)
+        size = self.sizer(text)
         cap = self.cap
         turns = sess.turns
         opener = turns[0].speaker
@@ -328,7 +308,7 @@ class Dialogue(Strategy):
     def _windows(self, text, turns, run, opener, base, breaks) -> Iterator[Span]:
         if not run:
             return
-        size = _size_fn(self, text)
+        size = self.sizer(text)
         cap, limit = self.cap, self.turns
         ts = [turns[i] for i in run]
         n = len(ts)
@@ -412,7 +392,7 @@ class QAPair(Strategy):
             yield from fallback_spans(self, doc, start, end, no_questions=True,
                                       path=_section_path(headings, start))
             return
-        size = _size_fn(self, text)
+        size = self.sizer(text)
         carry = None   # a bare heading waiting for the question after it
         for k, u in enumerate(units):
             s = carry if carry is not None else u.start
@@ -422,7 +402,7 @@ class QAPair(Strategy):
                     carry = s
                     continue
                 for a, b, m in fallback_spans(self, doc, s, u.end):
-                    yield a, b, {**m, "path": _section_path(headings, _skip_space(text, a, b))}
+                    yield a, b, {**m, "path": _section_path(headings, trim_span(text, a, b)[0])}
                 continue
             path = _section_path(headings, u.start) + [u.question]
             body = text[u.start:u.end]

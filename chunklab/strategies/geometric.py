@@ -6,14 +6,14 @@ a multi-byte character, claim C28; :func:`naive_token_chunks` shows it).
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 from ..base import Span, Strategy, register
 from ..core import Document
 from ..length import get_encoding
-from ..params import Param, ParamError
+from ..params import Param
 
 __all__ = ["Fixed", "SlidingWindow", "Token", "naive_token_chunks", "token_char_offsets"]
 
@@ -34,15 +34,25 @@ def _windows(n: int, size: int, step: int) -> Iterable[tuple[int, int]]:
         i += step
 
 
+def _check_overlap(overlap: Any, size: int, of: str = "size") -> int:
+    """``overlap``, which must be an int in ``[0, size)`` (``size`` is named ``of``): a window
+    must advance by at least one character or token, or splitting would never end (claim C25)."""
+    return Param("int", 0, low=0, high=size - 1, bounds=f"[0, {of})").validate("overlap", overlap)
+
+
 @register
 class Fixed(Strategy):
     """Fixed-size windows of ``size`` characters, neighbours sharing ``overlap``.
 
     Cuts anywhere, mid-word and mid-clause: the baseline every other strategy
     is measured against. The tail shorter than ``size`` is kept as its own chunk.
+    ``target`` is accepted for ``size`` (the name the other strategies use);
+    giving both is an error.
 
     >>> [c.text for c in Fixed(size=4, overlap=1).split("一二三四五六七")]
     ['一二三四', '四五六七']
+    >>> Fixed(target=4, overlap=1).size
+    4
     """
 
     name = "fixed"
@@ -53,10 +63,10 @@ class Fixed(Strategy):
         "overlap": Param("int", 0, "characters shared by neighbouring windows, < size", low=0,
                          high=1_000_000, ui_high=1024),
     }
+    aliases = {"target": "size"}
 
     def _check(self) -> None:
-        if self.overlap >= self.size:
-            raise ParamError(f"overlap must be an int in [0, size) = [0, {self.size - 1}], got {self.overlap}")
+        _check_overlap(self.overlap, self.size)
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         for s, e in _windows(end - start, self.size, self.size - self.overlap):
@@ -69,9 +79,15 @@ class SlidingWindow(Strategy):
 
     The same geometry as ``fixed`` described the other way round (overlap =
     window - step). ``step`` may not exceed ``window``: that would skip text.
+    The size vocabulary of the other strategies is accepted too: ``target``
+    for ``window``, and ``overlap`` for ``step = window - overlap`` (``overlap``
+    in ``[0, window)``); giving a name and its alias (``window`` and
+    ``target``, ``step`` and ``overlap``) is an error.
 
     >>> [c.text for c in SlidingWindow(window=3, step=2).split("一二三四五")]
     ['一二三', '三四五']
+    >>> SlidingWindow(target=3, overlap=1).get_params()
+    {'window': 3, 'step': 2, 'prefix': False}
     """
 
     name = "sliding_window"
@@ -82,11 +98,19 @@ class SlidingWindow(Strategy):
         "step": Param("int", 256, "distance between window starts, <= window", low=1, high=1_000_000,
                       ui_high=4096),
     }
+    #: NOTE: "target" first: the "overlap" hook reads the window it gives.
+    aliases = {"target": "window", "overlap": "step"}
+
+    def _from_alias(self, alias: str, value: Any, kwargs: dict[str, Any]) -> Any:
+        if alias != "overlap":
+            return super()._from_alias(alias, value, kwargs)
+        window = self.params["window"]
+        size = window.validate("window", kwargs.get("window", window.default))
+        return size - _check_overlap(value, size, of="window")
 
     def _check(self) -> None:
-        if self.step > self.window:
-            raise ParamError(f"step must be an int in [1, window] = [1, {self.window}], got {self.step}"
-                             " (a larger step would skip text)")
+        # NOTE: a step longer than the window would skip the text between two windows.
+        Param("int", 1, low=1, high=self.window, bounds="[1, window]").validate("step", self.step)
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         for s, e in _windows(end - start, self.window, self.step):
@@ -132,7 +156,8 @@ class Token(Strategy):
 
     Cuts are moved to character boundaries, so no chunk holds half a
     character; a window that would be empty after that move is skipped
-    (its tokens belong to the next window).
+    (its tokens belong to the next window). ``target`` is accepted for
+    ``size``; giving both is an error.
 
     >>> [c.text for c in Token(size=2).split("hello world again")]
     ['hello world', 'again']
@@ -146,10 +171,10 @@ class Token(Strategy):
         "overlap": Param("int", 0, "tokens shared by neighbouring windows, < size", low=0, high=1_000_000,
                          ui_high=512),
     }
+    aliases = {"target": "size"}
 
     def _check(self) -> None:
-        if self.overlap >= self.size:
-            raise ParamError(f"overlap must be an int in [0, size) = [0, {self.size - 1}], got {self.overlap}")
+        _check_overlap(self.overlap, self.size)
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         ids, bounds = token_char_offsets(doc.text[start:end])

@@ -50,10 +50,7 @@ class ParentChild(Strategy):
         child = Recursive(target=self.target, max=self.max, min=self.min, overlap=self.overlap, length=self.length)
         pi = 0
         for ps, pe, _ in parents._spans(doc, start, end):
-            while ps < pe and text[ps].isspace():
-                ps += 1
-            while pe > ps and text[pe - 1].isspace():
-                pe -= 1
+            ps, pe = _trim(text, ps, pe)
             if ps >= pe:
                 continue
             for s, e, meta in child._spans(doc, ps, pe):
@@ -93,35 +90,42 @@ def sentence_units(doc: Document, start: int, end: int, starts: Sequence[int], m
 
 @register
 class SentenceWindow(Strategy):
-    """One sentence per chunk; ``meta["window"]`` is the ``±window`` sentence span to read.
+    """One sentence per chunk; ``meta["window"]`` is the span of ``±neighbours`` sentences to read.
 
     The window stays inside the sentence's section (``sections``: blank-line
     paragraphs, or the whole document) and is otherwise symmetric. Sentences
-    longer than ``max`` are cut by ``recursive``. A
-    :class:`chunklab.hierarchy.SentenceWindowIndex` does the same over a corpus
-    and merges overlapping windows at query time.
+    longer than ``max_sentence`` characters are cut by ``recursive`` (None:
+    never). A :class:`chunklab.hierarchy.SentenceWindowIndex` does the same
+    over a corpus and merges overlapping windows at query time.
 
-    >>> cs = SentenceWindow(window=1).split("一。二。三。\\n\\n四。")
+    The old names ``window`` (for ``neighbours``) and ``max`` (for
+    ``max_sentence``) are still accepted, with a DeprecationWarning: in every
+    other strategy ``window`` is a length in characters (``sliding_window``)
+    and ``max`` the hard cap on a chunk's length.
+
+    >>> cs = SentenceWindow(neighbours=1).split("一。二。三。\\n\\n四。")
     >>> [(c.text, c.meta["window"]) for c in cs]
     [('一。', (0, 4)), ('二。', (0, 6)), ('三。', (2, 6)), ('四。', (8, 10))]
     """
 
     name = "sentence_window"
     family = "hierarchy"
-    summary = {"zh": "以单句为检索单元，命中后取前后各 window 句作上下文，不跨段落/章节",
-               "en": "single sentences as retrieval units, read with ±window sentences within their section"}
+    summary = {"zh": "以单句为检索单元，命中后取前后各 neighbours 句作上下文，不跨段落/章节",
+               "en": "single sentences as retrieval units, read with ±neighbours sentences within their section"}
     params = {
-        "window": Param("int", 2, "sentences read on each side of a hit", low=0, high=1000, ui_high=10),
+        "neighbours": Param("int", 2, "sentences read on each side of a hit", low=0, high=1000, ui_high=10),
         "sections": Param("choice", "paragraph", "what a window may not cross", choices=("paragraph", "document")),
-        "max": Param("int", 1000, "sentences longer than this are cut by recursive (None: never)", low=1,
-                     high=1_000_000, none_ok=True, ui_high=4096),
+        "max_sentence": Param("int", 1000, "sentences longer than this are cut by recursive (None: never)", low=1,
+                              high=1_000_000, none_ok=True, ui_high=4096),
     }
+    aliases = {"window": "neighbours", "max": "max_sentence"}
+    deprecated = frozenset(aliases)
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
-        units = sentence_units(doc, start, end, section_starts(doc, self.sections), self.max)
+        units = sentence_units(doc, start, end, section_starts(doc, self.sections), self.max_sentence)
         sections = [u[2] for u in units]
         for i, (s, e, si, level) in enumerate(units):
-            lo, hi = window_bounds(sections, i, self.window)
+            lo, hi = window_bounds(sections, i, self.neighbours)
             meta = {"section": si, "window": (units[lo][0], units[hi][1])}
             if level != "sentence":
                 meta.update(level=level, fallback_from=self.name)

@@ -14,6 +14,8 @@ from typing import Iterable, Sequence
 
 from ..base import Span, Strategy, iter_pieces, register, size_params
 from ..core import Document
+from ..length import Sizer, span_lengths, span_sizer
+from ..packing import pack, summed
 from ..params import Param, ParamError
 from ..parsing.text import _BLANK_LINE, sentence_spans
 
@@ -159,18 +161,17 @@ class Recursive(Strategy):
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         text = doc.text
-        chars = self.length == "chars"
-        measure = None if chars else self.measure
+        size = self.sizer(text)
         regex = self.separator_regex if self.separators is not None else True
-        raw = self._split(text, start, end, list(self._seps), regex, measure)
-        spans = merge_small(raw, self.min, self.cap, measure, text)
+        raw = self._split(text, start, end, list(self._seps), regex, size)
+        spans = merge_small(raw, self.min, self.cap, size)
         cap = self.cap
         for s, e in spans:
             # A chunk over the cap can only be a single unbreakable piece (a character longer
             # than the cap in tokens).
-            yield s, e, ({"oversize": True} if (e - s if chars else measure(text[s:e])) > cap else {})
+            yield s, e, ({"oversize": True} if size(s, e) > cap else {})
 
-    def _split(self, text, s, e, seps, regex, measure) -> list[tuple[int, int]]:
+    def _split(self, text, s, e, seps, regex, size) -> list[tuple[int, int]]:
         sep, rest = seps[-1], []
         for i, cand in enumerate(seps):
             if cand == "":
@@ -180,16 +181,16 @@ class Recursive(Strategy):
                 sep, rest = cand, seps[i + 1:]
                 break
         if sep and e - s > 2 * self._block and (self.separators is None or not regex):
-            return self._split_blocks(text, s, e, sep, rest, regex, measure)
+            return self._split_blocks(text, s, e, sep, rest, regex, size)
         pieces = _split_by(text, s, e, sep, regex, self.keep_separator)
-        lens = _lengths(text, pieces, measure)
+        lens = span_lengths(pieces, size)
         out: list[tuple[int, int]] = []
-        first = self._merge_or_split(text, pieces, lens, rest, regex, measure, out)
+        first = self._merge_or_split(text, pieces, lens, rest, regex, size, out)
         if first < len(pieces):
             out.extend(self._merge(pieces, lens, first, len(pieces)))
         return out
 
-    def _merge_or_split(self, text, pieces, lens, rest, regex, measure, out) -> int:
+    def _merge_or_split(self, text, pieces, lens, rest, regex, size, out) -> int:
         """Append to ``out`` the merged runs of pieces shorter than ``target`` and each longer
         piece split with the separators ``rest``; return where the trailing run of short
         pieces (not merged yet) starts."""
@@ -201,11 +202,11 @@ class Recursive(Strategy):
             if i > first:
                 out.extend(self._merge(pieces, lens, first, i))
             a, b = pieces[i]
-            out.extend(self._split(text, a, b, rest, regex, measure) if rest else [(a, b)])
+            out.extend(self._split(text, a, b, rest, regex, size) if rest else [(a, b)])
             first = i + 1
         return first
 
-    def _split_blocks(self, text, s, e, sep, rest, regex, measure) -> list[tuple[int, int]]:
+    def _split_blocks(self, text, s, e, sep, rest, regex, size) -> list[tuple[int, int]]:
         """The same result as one pass of :meth:`_split` over ``[s, e)``, computed block by block.
 
         NOTE: on a multi-megabyte document the single pass builds lists of ~10^5 pieces, and
@@ -221,9 +222,9 @@ class Recursive(Strategy):
         carry_p: list[tuple[int, int]] = []
         carry_l: list[int] = []
         for block in self._blocks(text, s, e, sep, regex, self.keep_separator):
-            lens = carry_l + _lengths(text, block, measure)
+            lens = carry_l + span_lengths(block, size)
             pieces = carry_p + block
-            first = self._merge_or_split(text, pieces, lens, rest, regex, measure, out)
+            first = self._merge_or_split(text, pieces, lens, rest, regex, size, out)
             carry_p, carry_l = [], []
             if first < len(pieces):
                 chunks = self._merge(pieces, lens, first, len(pieces))
@@ -277,19 +278,12 @@ class Recursive(Strategy):
         return out
 
 
-def _lengths(text: str, pieces: list[tuple[int, int]], measure) -> list[int]:
-    """Length of each piece: characters, or ``measure`` of its text."""
-    if measure is None:
-        return [b - a for a, b in pieces]
-    return [measure(text[a:b]) for a, b in pieces]
-
-
-def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, measure, text: str) -> list[tuple[int, int]]:
+def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, size: Sizer) -> list[tuple[int, int]]:
     """Merge spans shorter than ``min_len`` into the previous span (or the next,
-    for the first one) when the merged span stays within ``cap``."""
+    for the first one) when the merged span stays within ``cap``; ``size(a, b)``
+    measures a span (:meth:`Strategy.sizer`). ``min_len <= 0`` changes nothing."""
     if min_len <= 0 or len(spans) < 2:
         return spans
-    size = (lambda a, b: b - a) if measure is None else (lambda a, b: measure(text[a:b]))
     out: list[tuple[int, int]] = []
     for s, e in spans:
         if out and (size(s, e) < min_len or size(*out[-1]) < min_len) and size(out[-1][0], e) <= cap:
@@ -303,31 +297,21 @@ def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, measure, t
 
 def pack_units(units: list[tuple[int, int]], target: int, overlap: int, measure, text: str,
                max_units: int | None = None) -> list[tuple[int, int]]:
-    """Greedily pack consecutive units into spans up to ``target`` (and ``max_units``).
+    """Greedily pack consecutive units ``(start, end)`` of ``text`` into spans up to ``target``.
 
-    The next span starts with the trailing units of the previous one whose
-    total length is at most ``overlap``. A unit is never cut here; units
+    :func:`chunklab.packing.pack` over spans, with a run's length the sum of
+    its units' lengths (``measure`` of each unit's text; None: characters),
+    at most ``max_units`` units per span and whole units worth at most
+    ``overlap`` carried into the next span. A unit is never cut here; units
     longer than the cap are handled by the caller before packing.
+
+    >>> t = "甲。乙乙。丙。"
+    >>> [t[s:e] for s, e in pack_units([(0, 2), (2, 5), (5, 7)], 5, 0, None, t)]
+    ['甲。乙乙。', '丙。']
     """
-    size = (lambda a, b: b - a) if measure is None else (lambda a, b: measure(text[a:b]))
-    lens = [size(a, b) for a, b in units]
-    out: list[tuple[int, int]] = []
-    i, n = 0, len(units)
-    while i < n:
-        j, total = i, 0
-        while j < n and (j == i or (total + lens[j] <= target and (max_units is None or j - i < max_units))):
-            total += lens[j]
-            j += 1
-        out.append((units[i][0], units[j - 1][1]))
-        if j >= n:
-            break
-        # carry back whole units worth at most `overlap`, but always move forward
-        k, carried = j, 0
-        while k - 1 > i and carried + lens[k - 1] <= overlap:
-            carried += lens[k - 1]
-            k -= 1
-        i = k
-    return out
+    size = span_sizer(text, measure)
+    ranges = pack(len(units), summed(span_lengths(units, size)), target, overlap, max_units)
+    return [(units[i][0], units[j - 1][1]) for i, j in ranges]
 
 
 def _unit_limit(noun: str, ui_high: int) -> Param:
@@ -355,24 +339,27 @@ class _UnitStrategy(Strategy):
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         text = doc.text
-        measure = None if self.length == "chars" else self.measure
-        size = (lambda a, b: b - a) if measure is None else (lambda a, b: measure(text[a:b]))
+        size = self.sizer(text)
         cap = self.cap
         run: list[tuple[int, int]] = []
+        lens: list[int] = []   # the length of each unit of `run`, measured once
 
         def flush():
-            for s, e in merge_small(pack_units(run, self.target, self.overlap, measure, text, self.max_units),
-                                    self.min, cap, measure, text):
+            ranges = pack(len(run), summed(lens), self.target, self.overlap, self.max_units)
+            for s, e in merge_small([(run[i][0], run[j - 1][1]) for i, j in ranges], self.min, cap, size):
                 yield s, e, {}
             run.clear()
+            lens.clear()
 
         for a, b in self._units(text, start, end):
-            if size(a, b) > cap:
+            length = size(a, b)
+            if length > cap:
                 yield from flush()
                 for s, e, meta in self._fallback()._spans(doc, a, b):
                     yield s, e, {**meta, "level": "recursive", "fallback_from": self.name}
             else:
                 run.append((a, b))
+                lens.append(length)
         yield from flush()
 
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from typing import Any, Iterable
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
 
 from ..base import _REGISTRY, Span, Strategy, get_strategy, register, size_params
 from ..core import Document, as_document
 from ..params import Param, ParamError
+from ..parsing.markdown import _Fences
 from .structure import CLAUSE_FALLBACK_CHAIN, classify_clause_line, markdown_headings
 
 __all__ = ["route", "features", "RoutedStrategy", "ROUTES", "RULES", "THRESHOLDS", "TYPE_NAMES"]
@@ -158,6 +160,9 @@ def features(document: Document | str) -> dict[str, Any]:
         heads, _ = markdown_headings(text)
     f["md_headings"] = len(heads)
     f["question_headings"] = sum(1 for h in heads if h[3].endswith(("？", "?")))
+    # NOTE: half the number of fence-marker lines, not the number of fenced blocks (``_Fences``):
+    # the two differ only for nested or unclosed fences, and this count is printed in
+    # explain() texts, so it stays as it was.
     f["md_fences"] = len(re.findall(r"^ {0,3}(?:```|~~~)", text, re.M)) // 2
     names = []
     for ln in lines:
@@ -199,17 +204,8 @@ def features(document: Document | str) -> dict[str, Any]:
 
 def _outside_fences(lines: list[str]) -> list[str]:
     """The lines not inside Markdown code fences (so a README's examples do not make it "code")."""
-    out, fence = [], None
-    for ln in lines:
-        m = re.match(r" {0,3}(`{3,}|~{3,})", ln)
-        if fence is None and m:
-            fence = m.group(1)[0]
-        elif fence is not None:
-            if m and m.group(1)[0] == fence:
-                fence = None
-        else:
-            out.append(ln)
-    return out
+    fences = _Fences()
+    return [ln for ln in lines if not fences.code(0, ln)]
 
 
 def _ratio(a: float, b: float) -> float:
@@ -274,8 +270,11 @@ class RoutedStrategy(Strategy):
     """A strategy chosen by looking at the document (registered as ``auto``).
 
     ``route(doc)`` returns one bound to ``doc``'s decision (``doc_type``,
-    ``features``, ``chain``, :meth:`explain`); ``get_strategy("auto")`` gives
-    an unbound one that routes each document it splits. Splitting delegates to
+    ``features``, ``chain``, :meth:`explain`); the decision is made once and
+    cannot be changed, and splitting any other document with it raises
+    ValueError (a document with the very same text is accepted: the decision
+    is the same). ``get_strategy("auto")`` gives an unbound one that routes
+    each document it splits. Splitting delegates to
     the first strategy of the chain that is registered and accepts the sizes;
     a skipped one is recorded in ``meta["route_fallback"]``. Every chunk
     records ``meta["route"]`` (the content type) and ``meta["routed_to"]``
@@ -305,14 +304,22 @@ class RoutedStrategy(Strategy):
         return spec
 
     def __init__(self, **kwargs: Any) -> None:
-        target = kwargs.get("target")
-        if isinstance(target, int) and not isinstance(target, bool) and target >= 1:
+        if "target" in kwargs:
+            target = self.params["target"].validate("target", kwargs["target"])
             # The C22 defaults (min 150, overlap 50) are meant for target 500: scale them down
             # for a smaller target instead of failing on "min > target".
             kwargs.setdefault("min", min(self.params["min"].default, target))
             kwargs.setdefault("overlap", min(self.params["overlap"].default, target // 10))
         super().__init__(**kwargs)
-        self._decision: dict[str, Any] | None = None
+        self._decision: Mapping[str, Any] | None = None
+        self._routed: tuple[str, str] | None = None   # (id, text) of the document decided for
+
+    def _bind(self, doc: Document) -> None:
+        """Decide for ``doc``, once: the decision is read-only and a strategy is bound only once."""
+        if self._decision is not None:
+            raise ValueError(f"this strategy is already routed for document {self._routed[0]!r}")
+        self._decision = MappingProxyType(self._decide(doc))
+        self._routed = (doc.id, doc.text)
 
     # -- the decision ----------------------------------------------------------
     def _decide(self, doc: Document) -> dict[str, Any]:
@@ -395,6 +402,12 @@ class RoutedStrategy(Strategy):
         if d is None:
             sub = doc if (start, end) == (0, len(doc.text)) else Document(doc.id, doc.text[start:end])
             d = self._decide(sub)
+        elif doc.text is not self._routed[1] and doc.text != self._routed[1]:
+            # NOTE: the decision (type, chain, sizes) was measured on another text; applying it
+            # here would silently chunk, say, a law as Markdown.
+            raise ValueError(f"route() decided for document {self._routed[0]!r}; document {doc.id!r} has a "
+                             f"different text, so that decision does not apply to it: use "
+                             f"chunklab.get_strategy('auto'), which routes every document it splits")
         strategy: Strategy = d["strategy"]
         extra: dict[str, Any] = {"route": d["type"], "routed_to": d["used"]}
         if d["skipped"]:
@@ -407,14 +420,18 @@ def route(document: Document | str, **params: Any) -> RoutedStrategy:
     """Detect ``document``'s content type and return the strategy chosen for it.
 
     ``params`` are the sizes (default: target 500, max 1200, min 150, overlap
-    50, prefix on). The result splits like any strategy and also has
-    ``doc_type``, ``features``, ``chain``, ``strategy`` and :meth:`explain`.
+    50, prefix on). The result has ``doc_type``, ``features``, ``chain``,
+    ``strategy`` and :meth:`~RoutedStrategy.explain`, and splits ``document``
+    (or a document with the same text); splitting another document raises
+    ValueError, since the decision is ``document``'s. To route every document
+    of a corpus, use ``get_strategy("auto")``.
 
-    >>> r = route("# 手册\\n## 病假\\n病假需提交证明。\\n## 年假\\n年假按工龄计算。")
-    >>> r.doc_type, [c.meta["path"] for c in r.split("# 手册\\n## 病假\\n病假需提交证明。")]
-    ('markdown', [['手册', '病假']])
+    >>> doc = "# 手册\\n## 病假\\n病假需提交证明。\\n## 年假\\n年假按工龄计算。"
+    >>> r = route(doc, min=0)
+    >>> r.doc_type, [c.meta["path"] for c in r.split(doc)]
+    ('markdown', [['手册', '病假'], ['手册', '年假']])
     """
     doc = as_document(document)
     r = RoutedStrategy(**params)
-    r._decision = r._decide(doc)
+    r._bind(doc)
     return r

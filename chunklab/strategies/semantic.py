@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..base import Span, Strategy, register, size_params
-from ..core import Document, as_document
+from ..core import Document, as_document, trim_span
 from ..retrieval.embed import LSAEmbedder, check_embeddings, normalize_rows
 from ..params import Param
 from .linguistic import Recursive, sentence_spans
@@ -112,10 +112,7 @@ class Semantic(Strategy):
         """Sentence spans with whitespace trimmed; whitespace-only pieces dropped."""
         out = []
         for s, e in sentence_spans(text, start, end):
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
+            s, e = trim_span(text, s, e)
             if s < e:
                 out.append((s, e))
         return out
@@ -166,9 +163,6 @@ class Semantic(Strategy):
 
     analyze = analyse
 
-    def _size(self, text: str, a: int, b: int) -> int:
-        return b - a if self.length == "chars" else self.measure(text[a:b])
-
     def _merge_short(self, text, sents, sims, cuts) -> list[tuple[int, int]]:
         """Segments as sentence-index ranges ``[i, j)``; those shorter than ``min`` join a neighbour.
 
@@ -182,9 +176,10 @@ class Semantic(Strategy):
         if self.min <= 0 or len(segs) < 2:
             return segs
         cap = self.cap
+        span_size = self.sizer(text)
 
-        def size(i: int, j: int) -> int:
-            return self._size(text, sents[i][0], sents[j - 1][1])
+        def size(i: int, j: int) -> int:   # sentences i .. j-1, measured as one span
+            return span_size(sents[i][0], sents[j - 1][1])
 
         out: list[tuple[int, int]] = []
         k = 0
@@ -211,9 +206,10 @@ class Semantic(Strategy):
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         analysis = self.analyse(doc, start, end)
         text, sents, cap = doc.text, analysis.sentences, self.cap
+        size = self.sizer(text)
         for i, j in analysis.segments:
             a, b = sents[i][0], sents[j - 1][1]
-            if self._size(text, a, b) > cap:
+            if size(a, b) > cap:
                 for s, e, meta in self._fallback()._spans(doc, a, b):
                     yield s, e, {**meta, "level": "recursive", "fallback_from": self.name}
             else:
@@ -229,6 +225,9 @@ def _as_units(offsets: Iterable[int], units: Sequence[int] | None) -> list[int]:
     return sorted(set(max(0, bisect.bisect_right(units, int(o)) - 1) for o in offsets))
 
 
+_TOLERANCE = Param("int", 0, "boundaries this far apart still match (characters, or sentences)", low=0)
+
+
 def boundary_scores(predicted: Iterable[int], true: Iterable[int], tolerance: int = 0,
                     sentences: Sequence[tuple[int, int]] | None = None) -> dict[str, float]:
     """Precision, recall and F1 of predicted boundaries against true ones, within ``tolerance``.
@@ -238,13 +237,14 @@ def boundary_scores(predicted: Iterable[int], true: Iterable[int], tolerance: in
     it falls in and ``tolerance`` counts sentences; without, it counts
     characters. Matching is one-to-one: each true boundary can justify one
     prediction only (greedy by distance), so two cuts next to one true
-    boundary count one hit and one false alarm.
+    boundary count one hit and one false alarm. ``tolerance`` is checked like
+    a strategy parameter: a negative one raises ParamError (a ValueError), a
+    non-integer TypeError.
 
     >>> boundary_scores([10, 52, 90], [12, 50], tolerance=3)
     {'precision': 0.667, 'recall': 1.0, 'f1': 0.8, 'matched': 2, 'predicted': 3, 'true': 2}
     """
-    if isinstance(tolerance, bool) or not isinstance(tolerance, int) or tolerance < 0:
-        raise ValueError(f"tolerance must be an int >= 0, got {tolerance!r}")
+    tolerance = _TOLERANCE.validate("tolerance", tolerance)
     starts = [s for s, _ in sentences] if sentences is not None else None
     pred = _as_units(predicted, starts)
     gold = _as_units(true, starts)

@@ -30,9 +30,11 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from ..core import trim_span as _trim
 from ..base import Span, Strategy, register, size_params
 from ..core import Document
+from ..core import trim_span as _trim
+from ..length import Sizer
+from ..packing import pack, spanned
 from ..params import Param, ParamError
 from ..parsing.clauses import _heading_like, classify_clause_line
 from ..parsing.markdown import HTML_BLOCK_TAGS, _TagScanner, _lines, _visible, markdown_headings
@@ -43,17 +45,6 @@ __all__ = [
     "Markdown", "Html", "Clause", "CLAUSE_FALLBACK_CHAIN", "CLAUSE_SEPARATORS", "HTML_BLOCK_TAGS",
     "markdown_headings", "classify_clause_line",
 ]
-
-Sizer = Callable[[int, int], int]
-
-
-def _sizer(strategy: Strategy, text: str) -> Sizer:
-    """``size(a, b)``: the length of ``text[a:b]`` as the strategy measures it."""
-    if getattr(strategy, "length", "chars") == "chars":
-        return lambda a, b: b - a
-    measure = strategy.measure
-    return lambda a, b: measure(text[a:b])
-
 
 def _common_prefix(seqs: list[tuple]) -> tuple:
     first = seqs[0]
@@ -150,7 +141,7 @@ class _SectionStrategy(Strategy):
 
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         text = doc.text
-        size = _sizer(self, text)
+        size = self.sizer(text)
         sections, parsed = self._sections(text, start, end)
         if self.strip_headers:
             for sec in sections:
@@ -164,7 +155,7 @@ class _SectionStrategy(Strategy):
                     yield sec.start, sec.body, head
                 yield from self._emit(doc, sec.body, sec.end, meta, size, parsed)
             return
-        trimmed: Sizer = lambda a, b: size(*_trim(text, a, b))  # noqa: E731
+        trimmed = self.sizer(text, trimmed=True)
         groups: list[list[_Section]] = []
         for sec in sections:
             if groups and self._joins(groups[-1], sec, trimmed):
@@ -317,7 +308,7 @@ class Html(_SectionStrategy):
 
     def _split_long(self, doc: Document, a: int, b: int, meta: dict, parsed: object = None) -> Iterable[Span]:
         text = doc.text
-        size = _sizer(self, text)
+        size = self.sizer(text)
         blocks: list[int] = parsed or []  # type: ignore[assignment]
         i = bisect_right(blocks, a)
         cuts = [a]
@@ -330,8 +321,9 @@ class Html(_SectionStrategy):
         run: list[tuple[int, int]] = []
 
         def flush():
-            for s, e in _pack(run, size, self.target, self.overlap):
-                yield s, e, {**meta, "split": "blocks"}
+            # blocks are measured as whole spans: the markup between them counts
+            for i, j in pack(len(run), spanned(run, size), self.target, self.overlap):
+                yield run[i][0], run[j - 1][1], {**meta, "split": "blocks"}
             run.clear()
 
         for u in units:
@@ -341,36 +333,6 @@ class Html(_SectionStrategy):
             else:
                 run.append(u)
         yield from flush()
-
-
-def _pack(units: list[tuple[int, int]], size: Sizer, target: int, overlap: int) -> list[tuple[int, int]]:
-    """Greedy packing of consecutive units into spans up to ``target`` (units never cut)."""
-    return [(units[i][0], units[j - 1][1]) for i, j in _pack_ranges(units, size, target, overlap)]
-
-
-def _pack_ranges(units: list[tuple[int, int]], size: Sizer, target: int, overlap: int) -> list[tuple[int, int]]:
-    """Greedy packing of consecutive units ``(start, end)`` into index ranges ``[i, j)``.
-
-    A range takes units while the span from its first unit's start to its last
-    unit's end stays within ``target`` (at least one unit; spans are measured
-    whole, so whitespace between units counts). The next range restarts with
-    the trailing whole units of the previous one whose span is at most
-    ``overlap``, and always moves forward.
-    """
-    out: list[tuple[int, int]] = []
-    i, n = 0, len(units)
-    while i < n:
-        j = i + 1
-        while j < n and size(units[i][0], units[j][1]) <= target:
-            j += 1
-        out.append((i, j))
-        if j >= n:
-            break
-        k = j
-        while k - 1 > i and size(units[k - 1][0], units[j - 1][1]) <= overlap:
-            k -= 1
-        i = k
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -454,8 +416,9 @@ class Clause(Strategy):
     }
 
     def __init__(self, **kwargs) -> None:
-        if "min" not in kwargs and isinstance(kwargs.get("target"), int) and not isinstance(kwargs["target"], bool):
-            kwargs["min"] = min(self.params["min"].default, max(kwargs["target"], 0))
+        if "min" not in kwargs and "target" in kwargs:
+            target = self.params["target"].validate("target", kwargs["target"])
+            kwargs["min"] = min(self.params["min"].default, target)
         super().__init__(**kwargs)
 
     def _check(self) -> None:
@@ -473,7 +436,8 @@ class Clause(Strategy):
     def _blocks(self, text: str, start: int, end: int) -> list[_Block] | None:
         """Heading blocks and clause blocks in order, or None when there are no clause marks."""
         lines = []
-        for ls, nxt, line in _lines(text, start, end):
+        for ls, le, _ in _lines(text, start, end):
+            line = text[ls:le].rstrip("\r")
             lines.append((ls, line, classify_clause_line(line)))
         kinds = sorted({c[1] for _, _, c in lines if c and c[0] == "clause"})
         if not kinds:
@@ -521,7 +485,7 @@ class Clause(Strategy):
     # -- splitting -----------------------------------------------------------
     def _spans(self, doc: Document, start: int, end: int) -> Iterable[Span]:
         text = doc.text
-        size = _sizer(self, text)
+        size = self.sizer(text)
         blocks = self._blocks(text, start, end)
         if blocks is None:
             yield from self._fallback(doc, start, end, {"fallback_reason": "no clause marks"}, size)
@@ -560,7 +524,8 @@ class Clause(Strategy):
         if not run:
             return
         if self.merge == "target":
-            ranges = _pack_ranges([(u.start, u.end) for u in run], size, self.target, self.overlap)
+            # clauses are measured as whole spans: the line breaks between them count
+            ranges = pack(len(run), spanned([(u.start, u.end) for u in run], size), self.target, self.overlap)
         elif self.merge == "min" and self.min:
             ranges, i = [], 0
             while i < len(run):

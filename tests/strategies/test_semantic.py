@@ -261,3 +261,11 @@ def test_semantic_breakpoints_fall_near_handbook_sections(levels):
     rand = random_boundary_baseline(len(a.breakpoints), a.sentences, true, tolerance=1, seed=0)
     assert ours["f1"] > rand["f1"], (ours, rand)
     assert ours["precision"] > rand["precision"], (ours, rand)
+
+
+def test_boundary_scores_tolerance_is_checked_like_a_parameter():
+    with pytest.raises(TypeError, match=r"tolerance must be an int >= 0, got 1.5"):
+        boundary_scores([1], [1], tolerance=1.5)
+    with pytest.raises(TypeError, match=r"tolerance must be an int >= 0, got True"):
+        boundary_scores([1], [1], tolerance=True)
+    assert boundary_scores([1], [2], tolerance=np.int64(1))["matched"] == 1
