@@ -7,6 +7,7 @@ a summary) goes into :attr:`Chunk.context`, never into :attr:`Chunk.text`.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
@@ -88,6 +89,15 @@ class Chunk(_ChunkFields):
 
     def __new__(cls, doc_id: str, index: int, start: int, end: int, text: str,
                 meta: Mapping[str, Any] | None = None, context: str = "") -> "Chunk":
+        for name, value, kind in (("doc_id", doc_id, str), ("text", text, str), ("context", context, str)):
+            if not isinstance(value, kind):
+                raise TypeError(f"Chunk.{name} must be a str, got {type(value).__name__}")
+        for name, value in (("index", index), ("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"Chunk.{name} must be an int, got {type(value).__name__} {value!r}")
+        index, start, end = int(index), int(start), int(end)
+        if index < 0:
+            raise ValueError(f"Chunk.index must be an int >= 0, got {index}")
         if not (0 <= start <= end):
             raise ValueError(f"chunk offsets must satisfy 0 <= start <= end, got [{start}, {end})")
         if len(text) != end - start:

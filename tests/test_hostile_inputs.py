@@ -481,3 +481,46 @@ def test_a_closed_pipe_exits_quietly():
     p.stderr.close()
     assert p.wait(timeout=120) == 141
     assert err == b""
+
+
+# -- item 11: a lone surrogate is text like any other ---------------------------------------------
+
+@pytest.mark.parametrize("name", ["token", "fixed", "recursive", "sentence"])
+def test_a_lone_surrogate_is_chunked_by_every_strategy(name):
+    from chunklab import Document, check_chunks, get_strategy
+
+    text = "第一\ud800句。a\udfffb " * 20
+    doc = Document("s", text)
+    chunks = get_strategy(name, **({"size": 5} if name in ("token", "fixed") else {"target": 12})).split(doc)
+    assert chunks and not check_chunks(doc, chunks)
+    assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+# -- item 12: Chunk fields are typed; the viewer escapes what it writes ---------------------------
+
+@pytest.mark.parametrize("fields, message", [
+    (("d", "<b>", 0, 1, "a"), "Chunk.index must be an int"),
+    (("d", True, 0, 1, "a"), "Chunk.index must be an int"),
+    (("d", 0, "0", 1, "a"), "Chunk.start must be an int"),
+    ((7, 0, 0, 1, "a"), "Chunk.doc_id must be a str"),
+    (("d", 0, 0, 1, b"a"), "Chunk.text must be a str"),
+])
+def test_chunk_fields_are_typed(fields, message):
+    from chunklab import Chunk
+
+    with pytest.raises(TypeError, match=message):
+        Chunk(*fields)
+    with pytest.raises(ValueError, match="Chunk.index must be an int >= 0"):
+        Chunk("d", -1, 0, 1, "a")
+
+
+def test_the_viewer_escapes_everything_it_writes():
+    from chunklab import Chunk, Document
+    from chunklab.viz import show_chunks
+
+    evil = '<img src=x onerror="alert(1)">'
+    doc = Document(evil, "甲乙" + evil + "丙丁")
+    chunks = [Chunk(evil, 0, 0, 6, doc.text[0:6], meta={"path": [evil], "clause": evil}, context=evil),
+              Chunk(evil, 1, 4, len(doc.text), doc.text[4:], meta={"level": evil, "strategy": "x"})]
+    html = show_chunks(doc, chunks).html
+    assert "<img" not in html and 'onerror="' not in html

@@ -6,6 +6,7 @@ a multi-byte character, claim C28; :func:`naive_token_chunks` shows it).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -16,6 +17,8 @@ from ..length import get_encoding
 from ..params import Param
 
 __all__ = ["Fixed", "SlidingWindow", "Token", "naive_token_chunks", "token_char_offsets"]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _windows(n: int, size: int, step: int) -> Iterable[tuple[int, int]]:
@@ -123,9 +126,18 @@ def token_char_offsets(text: str) -> tuple[list[int], np.ndarray]:
     Returns ``(ids, bounds)`` with ``len(bounds) == len(ids) + 1``. A token
     boundary that falls inside a multi-byte UTF-8 character is moved back to
     the start of that character, so slicing ``text`` at ``bounds`` never
-    splits a character.
+    splits a character. A lone surrogate (which has no UTF-8 form) is counted
+    as U+FFFD, one character for one character, as tiktoken's ``encode`` does,
+    so the offsets still index ``text`` itself.
+
+    >>> ids, bounds = token_char_offsets("a\ud800b")
+    >>> int(bounds[-1])
+    3
     """
     enc = get_encoding()
+    # NOTE: the replacement keeps the length in code points, so bounds computed on the replaced
+    # text are bounds of the original.
+    text = _LONE_SURROGATE.sub("\ufffd", text)
     ids = enc.encode_ordinary(text)
     raw = text.encode("utf-8")
     byte_len = np.fromiter((len(enc.decode_single_token_bytes(t)) for t in ids), dtype=np.int64, count=len(ids))

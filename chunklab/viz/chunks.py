@@ -145,7 +145,7 @@ def show_chunks(document: Document | str, chunks: Sequence[Chunk], *, around: in
     for a, b in zip(cuts, cuts[1:]):
         for c in starts.get(a, ()):
             cls = "cl-b cl-fb" if fell_back(c) else "cl-b"
-            out.append(f'<span class="{cls}" title="{html.escape(_tooltip(c))}">{c.index}</span>')
+            out.append(f'<span class="{cls}" title="{html.escape(_tooltip(c))}">{html.escape(str(c.index))}</span>')
         while ci < len(ordered) and ordered[ci].start <= a:
             active.append(ordered[ci])
             ci += 1
@@ -156,10 +156,10 @@ def show_chunks(document: Document | str, chunks: Sequence[Chunk], *, around: in
             out.append(f'<span class="cl-gap">{piece}</span>')
         elif len(covering) == 1:
             c = covering[0]
-            out.append(f'<span class="cl-seg" style="background:{PALETTE[c.index % len(PALETTE)]}" '
+            out.append(f'<span class="cl-seg" style="background:{PALETTE[int(c.index) % len(PALETTE)]}" '
                        f'title="{html.escape(_tooltip(c))}">{piece}</span>')
         else:
-            tip = " ∩ ".join(f"#{c.index}" for c in covering)
+            tip = html.escape(" ∩ ".join(f"#{c.index}" for c in covering))
             out.append(f'<span class="cl-seg cl-ov" title="重叠：{tip}">{piece}</span>')
     if hi < len(text):
         out.append(f'<span class="cl-elide">\n…（后 {len(text) - hi} 字省略）…</span>')
