@@ -149,3 +149,231 @@ def test_evaluation_explorer_holds_one_settings_object():
         EvaluationExplorer([doc], qs, "sentence", {"target": 6}, k=0)
     with pytest.raises(TypeError, match=r"unknown evaluation option 'nboot' \(did you mean 'n_boot'\?\)"):
         EvaluationExplorer([doc], qs, "sentence", {"target": 6}, nboot=10)
+
+
+# -- issue #19: ranges, bounds, optional caps, modes, errors, caps on output ------------------------
+
+LONG = Document("long", ("第一条　为了规范合同行为，保护当事人的合法权益，制定本法。\n" * 120)[:3500])
+
+
+def _visible_text(markup):
+    """What a reader sees: tags (and their attributes, e.g. tooltips) removed, entities decoded."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def test_size_sliders_move_over_sensible_stops_within_the_declared_range():
+    from chunklab.viz.widgets import SIZE_STOPS
+
+    ws = param_widgets("fixed")
+    size = ws["size"]
+    assert size.min == 1 and size.max == 1_000_000  # the declared range: anything in it may be set
+    assert size.value == 512 and size.continuous_update is False
+    assert size.options[0] == 32 and size.options[-1] == 4096  # ui_high; no drag reaches 1
+    assert set(size.options) <= set(SIZE_STOPS) and len(size.options) <= 16
+    assert param_widgets("token")["size"].options[-1] == 2048
+    assert param_widgets("parent_child")["parent_target"].options[-1] == 8192
+    assert param_widgets("recursive")["overlap"].options[0] == 0
+    # a value in range set programmatically becomes one more stop
+    assert size.accept(20) and size.value == 20 and 20 in size.options
+    assert not size.accept(0) and not size.accept(2.5) and size.value == 20
+    # short ranges stay plain sliders over their ui range
+    rows = param_widgets("table")["rows"]
+    assert (rows.min, rows.max, rows.value) == (1, 50, 10)
+
+
+def test_overlap_and_the_other_linked_ranges_follow_their_bound_live():
+    ws = param_widgets("recursive")
+    target, overlap, mn = ws["target"], ws["overlap"], ws["min"]
+    assert overlap.max == 499 and mn.max == 500
+    overlap.value = 256
+    events = []
+    overlap.observe(lambda ch: events.append((ch["old"], ch["new"])), names="value")
+    target.value = 128
+    assert overlap.max == 127 and max(overlap.options) <= 127 and overlap.value <= 127
+    assert mn.max == 128 and ws["max"].inner.min == 128
+    assert events == [(256, overlap.value)]  # one change, no transient jump to the first stop
+    target.value = 1024
+    assert overlap.max == 1023 and overlap.value == events[-1][1] and len(events) == 1
+    assert not overlap.accept(1024) and overlap.accept(1000) and overlap.value == 1000
+
+    fixed = param_widgets("fixed")
+    fixed["size"].value = 64
+    assert fixed["overlap"].max == 63
+    window = param_widgets("sliding_window")
+    window["window"].value = 128
+    assert window["step"].max == 128 and window["step"].value == 128  # step <= window
+    dialogue = param_widgets("dialogue")
+    dialogue["turns"].value = 3
+    assert dialogue["overlap_turns"].max == 2
+
+
+def test_the_explorer_keeps_overlap_below_target_and_says_why_in_one_chinese_line():
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 50})
+    ex.widget
+    assert ex.param_ws["overlap"].max == 49
+    ex.set(overlap=50)
+    assert ex.params.get("overlap", 0) == 0  # refused: the control and the parameters keep 0
+    assert ex.error_zh == "参数 overlap 的值 50 超出允许范围：应为 [0, target) 内的整数，即 [0, 49]"
+    shown = _visible_text(_html(ex))
+    assert shown == "⚠ " + ex.error_zh  # one line: no traceback, no English
+    assert "Traceback" not in _html(ex) and "\n" not in shown
+    ex.set(target=64)
+    assert ex.param_ws["overlap"].max == 63 and ex.error is None
+    ex.set(overlap=32)
+    assert ex.params["overlap"] == 32 and "overlap=32" in _visible_text(_html(ex))
+
+
+def test_errors_are_translated_parameter_value_and_range():
+    from chunklab.params import ParamError
+    from chunklab.viz.widgets import error_zh
+
+    assert error_zh(TypeError("target must be an int in [1, 100000], got 'a'")) == \
+        "参数 target 的值 'a' 超出允许范围：应为 [1, 100000] 内的整数"
+    assert error_zh(ParamError("lines must be an int in [1, 100000] or None, got 0")) == \
+        "参数 lines 的值 0 超出允许范围：应为 [1, 100000] 内的整数，或不设（None）"
+    assert error_zh(ParamError("k must be an int >= 1, got 0")) == "参数 k 的值 0 超出允许范围：应为不小于 1 的整数"
+    assert error_zh(ParamError("unknown parameter 'targt' for strategy 'recursive'; did you mean 'target'? "
+                               "(allowed: max, target)")) == "策略 recursive 没有参数 targt（是不是 target？）"
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 200})
+    ex.widget
+    ex.set(length="pages")
+    assert _visible_text(_html(ex)) == "⚠ 参数 length 的值 'pages' 超出允许范围：应为以下之一：'chars'、'tokens'"
+
+
+def test_an_optional_cap_has_a_checkbox_that_enables_its_slider():
+    ws = param_widgets("recursive")
+    mx = ws["max"]
+    assert mx.value is None and mx.disabled and not mx.check.value and ">max<" in mx.name.value
+    assert mx.inner.layout.display == "none" and mx.note.layout.display != "none"  # no misleading number
+    assert "等于 target" in mx.note.value
+    mx.check.value = True
+    assert mx.value == 500 == ws["target"].value  # ticking starts at the cap None stood for
+    assert not mx.disabled and not mx.inner.disabled and mx.inner.layout.display != "none"
+    mx.inner.value = 768
+    assert mx.value == 768
+    ws["target"].value = 1024  # max >= target, live
+    assert mx.value == 1024 and mx.inner.min == 1024
+    mx.check.value = False
+    assert mx.value is None and mx.disabled
+
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 20})
+    ex.widget
+    ex.set(max=40)
+    assert ex.params["max"] == 40 and ex.param_ws["max"].check.value and "max=40" in _html(ex)
+    ex.set(max=10)  # below target: refused
+    assert ex.params["max"] == 40 and "应不小于 target（20）" in ex.error_zh
+    ex.param_ws["max"].check.value = False  # the reader unticks the box
+    ex._debounce.flush()
+    assert ex.params["max"] is None and ex.error is None and "max=" not in _html(ex).split("</b>")[0]
+
+
+def test_only_the_selected_modes_controls_are_shown():
+    ws = param_widgets("semantic")
+    shown = lambda: {n for n in ("k", "percentile", "value") if ws[n].layout.display != "none"}  # noqa: E731
+    assert ws["threshold"].value == "std" and shown() == {"k"}
+    for mode, param in (("percentile", "percentile"), ("absolute", "value"), ("std", "k")):
+        ws["threshold"].value = mode
+        assert shown() == {param}
+    table = param_widgets("table")
+    assert table["rows"].layout.display == "none"
+    table["mode"].value = "rows"
+    assert table["rows"].layout.display != "none"
+    dialogue = param_widgets("dialogue")
+    assert dialogue["threshold"].layout.display == "none"
+    dialogue["topic_breaks"].value = True
+    assert dialogue["threshold"].layout.display != "none"
+
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 200})
+    ex.widget
+    ex.set(strategy="semantic", threshold="absolute", value=0.2)
+    assert ex.param_ws["k"].layout.display == "none" and ex.param_ws["value"].layout.display != "none"
+    assert ex.error is None and "threshold='absolute'" in _visible_text(_html(ex))
+
+
+def test_one_update_draws_at_most_max_chunks_and_says_how_many_it_left_out():
+    import re
+
+    from chunklab.viz.chunks import show_chunks
+    from chunklab.viz.widgets import MAX_CHUNKS
+
+    ex = StrategyExplorer({"长文": LONG}, "fixed", {"size": 512})
+    ex.widget
+    ex.set(size=1)  # what a 60 px drag used to do
+    out = _html(ex)
+    total = len(ex.chunks()[1])
+    assert total > 3000
+    assert out.count('class="cl-b') == MAX_CHUNKS  # chunk markers drawn
+    assert f"{total} 块 · 平均 1 字" in out  # the stats still count every chunk
+    assert f"另有 {total - MAX_CHUNKS} 块未画出" in out
+    assert len(out) < 60_000  # was 548 KB
+    small = StrategyExplorer({"长文": LONG}, "fixed", {"size": 64}, max_chunks=10)
+    small.widget
+    assert _html(small).count('class="cl-b') == 10 and "一次最多画 10 块" in _html(small)
+    # centred on ``around`` in a long document
+    long = Document("L", "字" * 50_000)
+    ex = StrategyExplorer({"L": long}, "fixed", {"size": 5}, around=20_000, radius=1500)
+    ex.widget
+    markers = [int(i) for i in re.findall(r'class="cl-b"[^>]*>(\d+)<', _html(ex))]
+    assert len(markers) == MAX_CHUNKS and markers[0] <= 4000 <= markers[-1]
+    # under the cap the view is exactly the chunk viewer's (the static panels are unchanged)
+    ex = StrategyExplorer({"长文": LONG}, "fixed", {"size": 512})
+    doc, chunks = ex.chunks()
+    assert ex.render().endswith(show_chunks(doc, chunks, around=None, radius=1200).html)
+
+
+def test_dragging_is_debounced_into_one_update():
+    ex = StrategyExplorer({"手册": DOC}, "recursive", {"target": 200})
+    ex.widget
+    calls = []
+    render = ex.render
+    ex.render = lambda *a, **k: (calls.append(1), render(*a, **k))[1]
+    ex._debounce.wait = 10
+    for v in ex.param_ws["target"].options:  # a drag across the whole slider
+        ex.param_ws["target"].value = v
+    assert calls == []
+    ex._debounce.flush()
+    assert calls == [1] and ex.params["target"] == ex.param_ws["target"].options[-1]
+
+
+def test_matrix_row_and_column_stay_different():
+    rows = [{"strategy": s, "size": n, "overlap": o, "label": f"{s}-{n}-{o}", "hit": h, "mrr": h / 2}
+            for s, n, o, h in [("fixed", 512, 0, 0.5), ("fixed", 1024, 0, 0.6),
+                               ("recursive", 512, 0, 0.7), ("recursive", 1024, 0.1, 0.65)]]
+    ex = MatrixExplorer(rows, metric="hit", row="strategy", col="size")
+    ex.widget
+    ex.set(row="size")  # the column's axis: row and column swap
+    assert (ex.row, ex.col) == (ex.row_w.value, ex.col_w.value) == ("size", "strategy")
+    assert "行和列不能是同一个轴" in _visible_text(_html(ex))
+    ex.set(metric="mrr")
+    assert "行和列不能是同一个轴" not in _html(ex)  # said once
+    ex.set(col="size")
+    assert (ex.row, ex.col) == ("strategy", "size")
+    ex.set(col="overlap")
+    assert (ex.row, ex.col) == ("strategy", "overlap")
+    assert dict((v, k) for k, v in ex.metric_w.options) == {"hit": "命中率 hit", "mrr": "MRR"}
+    with pytest.raises(ValueError, match="row and col must be different"):
+        MatrixExplorer(rows, row="size", col="size")
+
+
+def test_evaluation_explorer_labels_are_chinese_and_whole():
+    from chunklab.datasets.questions import GoldSpan, Question
+
+    doc = Document("d", "合同的订立。合同的效力。违约责任。")
+    qs = [Question("q1", "合同效力", ("合同的效力",), (GoldSpan("d", 6, 11),))]
+    ex = EvaluationExplorer([doc], qs, "sentence", {"target": 6}, k=2)
+    ex.widget
+    shown = _visible_text(_html(ex))
+    for label in ("命中率 hit@2", "召回率 recall@2", "MRR", "证据完整率 complete_single"):
+        assert label in shown
+    ex.set(k=1)
+    assert "命中率 hit@1" in _visible_text(_html(ex))
+    assert ex.ctx_w.description == "索引时带上 context（标题路径前缀）"
+    assert ex.ctx_w.indent is False and ex.ctx_w.layout.width == "auto"  # the label is never cut off
+    for name, wd in param_widgets("recursive").items():  # names fit their label width
+        if hasattr(wd, "style") and getattr(wd.style, "description_width", ""):
+            assert int(wd.style.description_width.rstrip("px")) >= 8 * len(name)
+        if type(wd).__name__ == "Checkbox":
+            assert wd.layout.width == "auto" and wd.description == name

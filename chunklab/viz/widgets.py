@@ -10,30 +10,39 @@ for explorers.
 
 Updates run when a slider is released (``continuous_update=False``) and are
 debounced; an exception inside an update is shown in the explorer's own
-output area, never lost to the kernel log.
+output area as one Chinese line (:func:`~chunklab.viz.controls.error_zh`; the
+original message is the line's tooltip), never lost to the kernel log. The
+controls fit their parameters (:mod:`chunklab.viz.controls`), and one update of
+:class:`StrategyExplorer` draws at most ``max_chunks`` chunks.
 """
 from __future__ import annotations
 
+import bisect
 import html
+import inspect
 import itertools
 import os
 import threading
 import time
-import traceback
 from typing import Any, Callable, Mapping, Sequence
 
 from ..base import get_strategy, list_strategies
 from ..core import Document
 from ..evaluation import EvalSettings, evaluate
+from ..params import Param
 from ..retrieval import CorpusIndex
-from .labels import SYMPTOM_ZH
-from .chunks import show_chunks
+from .labels import METRIC_ZH, SYMPTOM_ZH
+from .chunks import chunk_stats, show_chunks
+from .controls import (LINKS, SHOWN_WHEN, SIZE_STOPS, accept_value, declared_params, error_zh, param_widgets,
+                       size_stops)
 from .plots import metric_heatmap
 
 __all__ = ["Explorer", "StrategyExplorer", "EvaluationExplorer", "MatrixExplorer", "param_widgets", "static_tabs",
-           "Debouncer", "SYMPTOM_ZH"]
+           "Debouncer", "SYMPTOM_ZH", "error_zh", "size_stops", "SIZE_STOPS", "LINKS", "SHOWN_WHEN", "MAX_CHUNKS"]
 
 _uid = itertools.count()
+#: At most this many chunks are drawn by one update of a :class:`StrategyExplorer` (default).
+MAX_CHUNKS = 200
 
 
 def static_site() -> bool:
@@ -79,49 +88,19 @@ class Debouncer:
             self._timer.daemon = True
             self._timer.start()
 
-    def flush(self) -> None:
-        """Run a pending call now (used by tests and by ``Explorer.update``)."""
+    def cancel(self) -> bool:
+        """Drop a pending call; True if there was one."""
         with self._lock:
             pending = self._timer is not None
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-        if pending:
+        return pending
+
+    def flush(self) -> None:
+        """Run a pending call now (used by tests and by ``Explorer.update``)."""
+        if self.cancel():
             self.fn()
-
-
-def param_widgets(strategy_name: str, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Widgets for a strategy's parameters, built from the registry's declared ranges.
-
-    Integers become sliders from ``low`` to ``ui_high`` (or ``high``), choices
-    dropdowns, booleans checkboxes; list and callable parameters keep their
-    defaults. A parameter that may be None gets the slider plus a checkbox.
-    """
-    import ipywidgets as w
-
-    entry = next(e for e in list_strategies() if e["name"] == strategy_name)
-    values = dict(values or {})
-    out: dict[str, Any] = {}
-    style = {"description_width": "80px"}
-    layout = w.Layout(width="360px")
-    for name, p in entry["params"].items():
-        v = values.get(name, p["default"])
-        if p["kind"] == "int":
-            lo = int(p.get("low", 0))
-            hi = int(min(p.get("high", 10_000), p.get("ui_high", p.get("high", 10_000))))
-            hi = max(hi, lo + 1, v or 0)
-            start = v if v is not None else min(max(lo, 500), hi)
-            out[name] = w.IntSlider(value=start, min=lo, max=hi, description=name, continuous_update=False,
-                                    style=style, layout=layout, disabled=v is None)
-        elif p["kind"] == "float":
-            lo, hi = float(p.get("low", 0.0)), float(p.get("high", p.get("ui_high", 1.0)))
-            out[name] = w.FloatSlider(value=v, min=lo, max=hi, step=(hi - lo) / 100 or 0.01, description=name,
-                                      continuous_update=False, style=style, layout=layout)
-        elif p["kind"] == "choice":
-            out[name] = w.Dropdown(options=list(p["choices"]), value=v, description=name, style=style, layout=layout)
-        elif p["kind"] == "bool":
-            out[name] = w.Checkbox(value=bool(v), description=name, style=style)
-    return out
 
 
 class Explorer:
@@ -130,8 +109,10 @@ class Explorer:
     def __init__(self) -> None:
         # Widgets are created only when the explorer is shown live (see ``widget``): a widget
         # created in the kernel is saved in the notebook's widget state even if never shown.
-        self.error: str | None = None
+        self.error: str | None = None      # the exception as raised ("ParamError: overlap must be ...")
+        self.error_zh: str | None = None   # the line the reader sees (:func:`error_zh`)
         self.last_ms: float = 0.0
+        self._notes: list[str] = []        # one-off Chinese notes shown above the next output
         self._debounce = Debouncer(self.update)
 
     # subclasses: controls(), render() -> html, static_panels() -> [(label, html)]
@@ -144,22 +125,36 @@ class Explorer:
     def static_panels(self) -> list[tuple[str, str]]:
         return [("默认设置", self.render())]
 
-    def update(self, *_: Any) -> None:
-        """Recompute and redraw; an exception is shown in the output area."""
-        t0 = time.perf_counter()
-        try:
-            content = self.render()
-            self.error = None
-        except Exception as exc:  # noqa: BLE001 - shown to the reader, not swallowed
-            self.error = f"{type(exc).__name__}: {exc}"
-            tb = traceback.format_exc(limit=3)
-            content = (f'<div style="color:#b91c1c;font-family:monospace;white-space:pre-wrap">⚠ {html.escape(self.error)}'
-                       f'\n\n{html.escape(tb)}</div>')
+    def _error_html(self, exc: BaseException) -> str:
+        """The error as one Chinese line, no traceback; the original message is its tooltip."""
+        self.error = f"{type(exc).__name__}: {exc}"
+        self.error_zh = error_zh(exc)
+        return (f'<div class="cl-error" style="color:#b91c1c;font-family:sans-serif;font-size:13px" '
+                f'title="{html.escape(self.error)}">⚠ {html.escape(self.error_zh)}</div>')
+
+    def _show(self, content: str, t0: float) -> None:
+        notes = "".join(f'<div class="cl-note" style="color:#92400e;font-family:sans-serif;font-size:13px">'
+                        f'{html.escape(n)}</div>' for n in self._notes)
+        self._notes = []
         self.last_ms = (time.perf_counter() - t0) * 1000
         # Setting the outputs directly works with or without a running kernel (tests, scripts).
         self.out.outputs = ({"output_type": "display_data", "metadata": {},
-                             "data": {"text/html": content, "text/plain": "chunklab explorer output"}},)
+                             "data": {"text/html": notes + content, "text/plain": "chunklab explorer output"}},)
         self.status.value = f'<span style="font-size:12px;color:#666">更新用时 {self.last_ms:.0f} ms</span>'
+
+    def update(self, *_: Any) -> None:
+        """Recompute and redraw; an exception is shown in the output area as one Chinese line."""
+        t0 = time.perf_counter()
+        try:
+            content = self.render()
+            self.error = self.error_zh = None
+        except Exception as exc:  # noqa: BLE001 - shown to the reader, not swallowed
+            content = self._error_html(exc)
+        self._show(content, t0)
+
+    def show_error(self, exc: BaseException) -> None:
+        """Show ``exc`` in the output area (as :meth:`update` does) without recomputing."""
+        self._show(self._error_html(exc), time.perf_counter())
 
     @property
     def widget(self):
@@ -194,6 +189,7 @@ class _StrategyControlsMixin:
         return [self.strat_w, self.param_box]
 
     def _build_params(self) -> None:
+        self.param_spec = declared_params(self.strategy)
         self.param_ws = param_widgets(self.strategy, self.params)
         for name, wd in self.param_ws.items():
             wd.observe(lambda change, name=name: self._on_param(name, change), names="value")
@@ -209,6 +205,37 @@ class _StrategyControlsMixin:
         self.params[name] = change["new"]
         self._debounce()
 
+    def _set(self, values: Mapping[str, Any], own: Mapping[str, Any]) -> None:
+        """Set controls as a reader would, then update now. ``own``: the explorer's other
+        controls by key. A parameter value its control cannot take (outside the range the
+        control allows now, e.g. ``overlap`` >= ``target``) is refused: nothing changes and
+        the explorer shows why, in Chinese."""
+        values = dict(values)
+        if "strategy" in values:           # first: the parameters below belong to it
+            self.strat_w.value = values.pop("strategy")
+        refused: dict[str, Any] = {}
+        for key, v in values.items():
+            if key in own:
+                own[key].value = v
+            elif key in self.param_ws:
+                if accept_value(self.param_ws[key], v):
+                    self.params[key] = self.param_ws[key].value
+                else:
+                    refused[key] = v
+            elif key in self.param_spec:   # no control (lists, callables): taken as given
+                self.params[key] = v
+            else:
+                refused[key] = v
+        self._debounce.cancel()
+        if refused:
+            try:
+                get_strategy(self.strategy, **{**self.params, **refused})
+            except Exception as exc:  # noqa: BLE001 - shown to the reader
+                self.show_error(exc)
+                return
+            self.params.update(refused)
+        self.update()
+
 
 class StrategyExplorer(_StrategyControlsMixin, Explorer):
     """Pick a document and a strategy, turn its knobs, see where the cuts fall.
@@ -218,12 +245,15 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
     settings precomputed for the static site.
     ``stats`` (optional) maps ``(document, chunks)`` to extra figures shown
     beside the viewer, e.g. alignment and clause-cut rates.
+    ``max_chunks`` caps the chunks one view draws (the rest are counted, not drawn):
+    a tiny size on a long document would otherwise send megabytes to the browser.
     """
 
     def __init__(self, documents: Mapping[str, Document], strategy: str = "recursive",
                  params: Mapping[str, Any] | None = None, *, presets: Sequence[tuple[str, str, dict]] = (),
                  strategies: Sequence[str] | None = None, around: int | None = None, radius: int = 1200,
-                 stats: Callable[[Document, list], Mapping[str, Any]] | None = None) -> None:
+                 stats: Callable[[Document, list], Mapping[str, Any]] | None = None,
+                 max_chunks: int = MAX_CHUNKS) -> None:
         super().__init__()
         if not documents:
             raise ValueError("documents must map at least one label to a Document")
@@ -235,6 +265,7 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
         self.strategy_names = list(strategies or [e["name"] for e in list_strategies()])
         self.around, self.radius = around, radius
         self.stats_fn = stats
+        self.max_chunks = Param("int", MAX_CHUNKS, low=1).validate("max_chunks", max_chunks)
         get_strategy(strategy, **self.params)  # fail early on a bad default
 
     def __repr__(self) -> str:
@@ -254,15 +285,11 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
         self._debounce()
 
     def set(self, **params: Any) -> None:
-        """Set parameters programmatically (as a reader would with the sliders) and update now."""
-        for k, v in params.items():
-            if k == "strategy":
-                self.strat_w.value = v
-            elif k == "document":
-                self.doc_w.value = v
-            else:
-                self.param_ws[k].value = v
-        self._debounce.flush()
+        """Set parameters programmatically (as a reader would with the sliders) and update now.
+
+        ``strategy`` and ``document`` pick those; a value a control cannot take is refused
+        and the reason shown (see :meth:`_set`)."""
+        self._set(params, {"document": self.doc_w})
 
     def chunks(self):
         doc = self.documents[self.doc_label]
@@ -277,7 +304,7 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
         name = strategy or self.strategy
         s = get_strategy(name, **(self.params if params is None else params))
         chunks = s.split(doc)
-        view = show_chunks(doc, chunks, around=self.around, radius=self.radius)
+        view = self._view_html(doc, chunks)
         extra = ""
         if self.stats_fn is not None:
             figures = self.stats_fn(doc, chunks)
@@ -285,7 +312,43 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
                                f"{html.escape(str(k))} {html.escape(str(v))}" for k, v in figures.items())
             extra = f'<div class="cl-stats">{extra}</div>'
         head = f'<div class="cl-stats"><b>{html.escape(repr(s))}</b> · 文档：{html.escape(label)}</div>'
-        return head + extra + view.html
+        return head + extra + view
+
+    def _view_html(self, doc: Document, chunks: Sequence) -> str:
+        """The chunk viewer, drawing at most ``max_chunks`` chunks of its window."""
+        text = doc.text
+        mine = [c for c in chunks if c.doc_id == doc.id]
+        lo, hi = 0, len(text)
+        if len(text) > _VIEW_MAX_CHARS:   # show_chunks's window, computed the same way
+            centre = self.around if self.around is not None else (mine[0].start if mine else 0)
+            lo, hi = max(0, centre - self.radius), min(len(text), centre + self.radius)
+        visible = sorted((c for c in mine if c.end > lo and c.start < hi), key=lambda c: (c.start, c.end))
+        cap = self.max_chunks
+        if len(visible) <= cap:
+            return show_chunks(doc, chunks, around=self.around, radius=self.radius).html
+        # Too many: draw ``cap`` consecutive chunks around the centre, over exactly their span.
+        centre = self.around if self.around is not None else visible[0].start
+        first = max(0, min(bisect.bisect_left([c.start for c in visible], centre) - cap // 2, len(visible) - cap))
+        shown = visible[first:first + cap]
+        a = max(lo, shown[0].start)
+        b = min(hi, max(c.end for c in shown))
+        if first + cap < len(visible) and visible[first + cap].start > a:
+            b = min(b, visible[first + cap].start)
+        if (b - a) % 2:   # show_chunks draws [around - radius, around + radius): one more character
+            if b < len(text):
+                b += 1
+            else:
+                a -= 1
+        view = show_chunks(doc, shown, around=(a + b) // 2, radius=(b - a) // 2, max_chars=0, stats=False)
+        st = chunk_stats(doc, mine)
+        line = (f'<div class="cl-stats">{st["chunks"]} 块 · 平均 {st["mean_len"]:.0f} 字 · 最长 {st["max_len"]} 字 · '
+                f'{st["overlapping_pairs"]} 对相邻块有重叠（平均 {st["mean_overlap"]:.0f} 字） · '
+                f'{st["fell_back"]} 块来自回退 · 索引膨胀 {st["inflation"]:.2f}×</div>')
+        hidden = len(visible) - len(shown)
+        note = (f'<div class="cl-stats cl-cap" style="color:#92400e">视窗内有 {len(visible)} 块，一次最多画 {cap} 块：'
+                f'这里只画出第 {shown[0].index}–{shown[-1].index} 块，另有 {hidden} 块未画出（它们的文字也省略了）。'
+                f'调大块长即可看全。</div>')
+        return line + note + view.html
 
     def static_panels(self) -> list[tuple[str, str]]:
         panels = [("默认设置", self.render())]
@@ -295,7 +358,10 @@ class StrategyExplorer(_StrategyControlsMixin, Explorer):
         return panels
 
 
-#: Chinese names of the miss symptoms (chapter 1's diagnosis table uses the same words).
+#: ``show_chunks`` windows documents longer than this (its ``max_chars`` default).
+_VIEW_MAX_CHARS = inspect.signature(show_chunks).parameters["max_chars"].default
+
+
 class EvaluationExplorer(_StrategyControlsMixin, Explorer):
     """Strategy and parameters → hit@k, recall@k, MRR, evidence completeness with 95% intervals,
     and the misses grouped by symptom, each openable to show question, gold span and retrieved chunks.
@@ -309,7 +375,9 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
     checkbox replace ``settings.k`` and ``settings.use_context``.
     """
 
-    METRICS = (("hit", "hit@k"), ("recall", "recall@k"), ("mrr", "MRR"), ("complete_single", "证据完整率"))
+    #: ``(metric, code name)``: each row reads "Chinese name code name" (:meth:`metric_label`),
+    #: the Chinese name from :data:`chunklab.viz.labels.METRIC_ZH`, ``@k`` with the current k.
+    METRICS = (("hit", "hit@k"), ("recall", "recall@k"), ("mrr", "MRR"), ("complete_single", "complete_single"))
     #: The explorer's default options (fewer bootstrap resamples than ``evaluate``: it redraws live).
     SETTINGS = EvalSettings(n_boot=500)
 
@@ -358,27 +426,34 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
         """``settings.n_boot``."""
         return self.settings.n_boot
 
+    def metric_label(self, metric: str, code: str) -> str:
+        """The row label, e.g. "命中率 hit@5": the Chinese name, then the code name with the current k
+        (only once when the two are the same, "MRR").
+
+        >>> ex = EvaluationExplorer.__new__(EvaluationExplorer); ex.settings = EvalSettings(k=5)
+        >>> [ex.metric_label(m, c) for m, c in EvaluationExplorer.METRICS]
+        ['命中率 hit@5', '召回率 recall@5', 'MRR', '证据完整率 complete_single']
+        """
+        code = code.replace("@k", f"@{self.k}")
+        zh = METRIC_ZH.get(metric, code)
+        return zh if zh == code else f"{zh} {code}"
+
     def controls(self) -> list:
         import ipywidgets as w
 
         self.k_w = w.IntSlider(value=self.k, min=1, max=20, description="k", continuous_update=False,
-                               layout=w.Layout(width="360px"))
-        self.ctx_w = w.Checkbox(value=self.use_context, description="索引时带上 context（标题路径前缀）")
+                               tooltip="取回前 k 块", layout=w.Layout(width="360px"))
+        # indent=False and an automatic width: the label is never cut off
+        self.ctx_w = w.Checkbox(value=self.use_context, description="索引时带上 context（标题路径前缀）",
+                                indent=False, layout=w.Layout(width="auto"))
         self.k_w.observe(lambda ch: (setattr(self, "k", ch["new"]), self._debounce()), names="value")
         self.ctx_w.observe(lambda ch: (setattr(self, "use_context", ch["new"]), self._debounce()), names="value")
-        return [*self._strategy_controls(), w.HBox([self.k_w, self.ctx_w])]
+        return [*self._strategy_controls(),
+                w.HBox([self.k_w, self.ctx_w], layout=w.Layout(flex_flow="row wrap", align_items="center"))]
 
     def set(self, **values: Any) -> None:
-        for key, v in values.items():
-            if key == "strategy":
-                self.strat_w.value = v
-            elif key == "k":
-                self.k_w.value = v
-            elif key == "use_context":
-                self.ctx_w.value = v
-            else:
-                self.param_ws[key].value = v
-        self._debounce.flush()
+        """Set ``strategy``, ``k``, ``use_context`` or parameters as a reader would, and update now."""
+        self._set(values, {"k": self.k_w, "use_context": self.ctx_w})
 
     def evaluate(self, strategy: str | None = None, params: Mapping[str, Any] | None = None):
         name = strategy or self.strategy
@@ -391,10 +466,10 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
         if strategy is None and params is None:
             self.result = r
         rows = "".join(
-            f"<tr><td>{html.escape(label.replace('k', str(self.k)) if label.endswith('@k') else label)}</td>"
+            f"<tr><td>{html.escape(self.metric_label(m, code))}</td>"
             f"<td style='text-align:right'><b>{r.aggregate[m]['mean']:.3f}</b></td>"
             f"<td style='color:#555'>[{r.aggregate[m]['lo']:.3f}, {r.aggregate[m]['hi']:.3f}]</td></tr>"
-            for m, label in self.METRICS)
+            for m, code in self.METRICS)
         table = (f"<table style='font-size:13px;border-collapse:collapse'><tr><th>指标</th><th>均值</th>"
                  f"<th>95% 置信区间</th></tr>{rows}</table>")
         st = r.structure
@@ -447,7 +522,11 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
 
 
 class MatrixExplorer(Explorer):
-    """Metric and axes pickers over a matrix result (rows of dicts) → heatmap and table."""
+    """Metric and axes pickers over a matrix result (rows of dicts) → heatmap and table.
+
+    Row and column are always different axes: picking for one the other's axis swaps them
+    (with a note saying so).
+    """
 
     #: Row keys that are parameters (axes), never metrics, even though they are numbers.
     PARAM_KEYS = ("size", "target", "max", "min", "overlap", "window", "step", "k", "budget", "rows", "turns")
@@ -469,27 +548,65 @@ class MatrixExplorer(Explorer):
         self.metrics = list(metrics or numeric)
         if metric not in self.metrics:
             raise ValueError(f"metric must be one of {self.metrics}, got {metric!r}")
+        if col is not None and col == row:
+            raise ValueError(f"row and col must be different axes, both are {row!r}")
         self.metric, self.row = metric, row
-        self.col = col or next((a for a in self.axes if a != row), row)
+        self.col = col or next((a for a in self.axes if a != row), None)
+        if self.col is None:
+            raise ValueError(f"need a second axis besides {row!r} for the columns (axes: {self.axes})")
         self.static_metrics = list(static_metrics)
+        self._syncing = False
 
     def __repr__(self) -> str:
         return f"MatrixExplorer({len(self.rows)} configs, metric={self.metric!r})"
 
+    @staticmethod
+    def metric_label(metric: str) -> str:
+        """The metric's Chinese name and code name ("命中率 hit"), or the name alone if it has none.
+
+        >>> MatrixExplorer.metric_label("hit"), MatrixExplorer.metric_label("mrr"), MatrixExplorer.metric_label("条款切断率")
+        ('命中率 hit', 'MRR', '条款切断率')
+        """
+        zh = METRIC_ZH.get(metric)
+        if zh is None:
+            return metric
+        return zh if zh.lower() == metric.lower() else f"{zh} {metric}"
+
     def controls(self) -> list:
         import ipywidgets as w
 
-        self.metric_w = w.Dropdown(options=self.metrics, value=self.metric, description="指标")
+        self.metric_w = w.Dropdown(options=[(self.metric_label(m), m) for m in self.metrics], value=self.metric,
+                                   description="指标")
         self.row_w = w.Dropdown(options=self.axes, value=self.row, description="行")
         self.col_w = w.Dropdown(options=self.axes, value=self.col, description="列")
-        for name, wd in (("metric", self.metric_w), ("row", self.row_w), ("col", self.col_w)):
-            wd.observe(lambda ch, name=name: (setattr(self, name, ch["new"]), self._debounce()), names="value")
+        self.metric_w.observe(lambda ch: (setattr(self, "metric", ch["new"]), self._debounce()), names="value")
+        self.row_w.observe(lambda ch: self._on_axis("row", ch), names="value")
+        self.col_w.observe(lambda ch: self._on_axis("col", ch), names="value")
         return [w.HBox([self.metric_w, self.row_w, self.col_w])]
 
+    def _on_axis(self, which: str, change) -> None:
+        if self._syncing:
+            return
+        new, old = change["new"], change["old"]
+        other = "col" if which == "row" else "row"
+        if new == getattr(self, other):   # keep row != col: the other one takes the old axis
+            self._syncing = True
+            try:
+                getattr(self, f"{other}_w").value = old
+            finally:
+                self._syncing = False
+            setattr(self, other, old)
+            names = {"row": "行", "col": "列"}
+            self._notes.append(f"行和列不能是同一个轴：{names[which]}改成了 {new}，{names[other]}换成了 {old}（行列互换）。")
+        setattr(self, which, new)
+        self._debounce()
+
     def set(self, **values: Any) -> None:
+        """Set ``metric``, ``row`` or ``col`` as a reader would, and update now."""
         for key, v in values.items():
             {"metric": self.metric_w, "row": self.row_w, "col": self.col_w}[key].value = v
-        self._debounce.flush()
+        self._debounce.cancel()
+        self.update()
 
     def render(self, metric: str | None = None) -> str:
         import base64
