@@ -130,7 +130,7 @@ def token_char_offsets(text: str) -> tuple[list[int], np.ndarray]:
     as U+FFFD, one character for one character, as tiktoken's ``encode`` does,
     so the offsets still index ``text`` itself.
 
-    >>> ids, bounds = token_char_offsets("a\ud800b")
+    >>> ids, bounds = token_char_offsets("a" + chr(0xD800) + "b")
     >>> int(bounds[-1])
     3
     """
