@@ -280,3 +280,98 @@ def test_the_cli_builds_one_settings_object(own, capsys):
     want = evaluate(corpus.documents, chunks, load_questions(str(q), corpus), EvalSettings(k=2, budget=100)).summary()
     for key in ("hit", "hit_lo", "hit_hi", "recall", "mrr", "chunks", "k", "budget", "engine"):
         assert printed[key] == want[key], key
+
+
+# -- --tokenizer and --splitter (issue #18) ---------------------------------------------------------
+
+def test_tokenizer_is_chosen_and_stated(own, capsys):
+    from chunklab.base import get_strategy
+    from chunklab.datasets import load_corpus
+    from chunklab.datasets.questions import load_questions
+    from chunklab.evaluation import EvalSettings, evaluate
+
+    folder, q = own
+    base = ["--corpus", str(folder), "--questions", str(q), "--k", "2"]
+    assert main(["eval", *base, "-s", "recursive", "-p", "target=60", "--tokenizer", "words", "--json"]) == 0
+    printed = _json(capsys)
+    corpus = load_corpus(str(folder))
+    chunks = get_strategy("recursive", target=60).split_documents(corpus.documents)
+    want = evaluate(corpus.documents, chunks, load_questions(str(q), corpus), EvalSettings(k=2, tokenizer="words")).summary()
+    assert printed["tokenizer"] == "words" and printed["hit"] == want["hit"] and printed["mrr"] == want["mrr"]
+    assert main(["eval", *base]) == 0
+    assert "tokenizer bigram" in capsys.readouterr().out.splitlines()[0]  # the default, said
+    assert main(["compare", "fixed:size=40", "recursive:target=60", *base, "--tokenizer", "jieba", "--json"]) == 0
+    assert {r["tokenizer"] for r in _json(capsys).values()} == {"jieba"}
+    assert main(["compare", "fixed:size=40", "recursive:target=60", *base, "--tokenizer", "unigram_bigram"]) == 0
+    assert "tokenizer unigram_bigram" in capsys.readouterr().out
+    assert main(["matrix", "--grid", "article002", *base, "--tokenizer", "words", "--json"]) == 0
+    payload = _json(capsys)
+    assert payload["tokenizer"] == "words" and {r["tokenizer"] for r in payload["rows"]} == {"words"}
+    _one_line_error(capsys, ["eval", *base, "--tokenizer", "spaces"], "invalid choice", "bigram", "jieba")
+
+
+SPLITTER = "langchain_text_splitters:RecursiveCharacterTextSplitter"
+
+
+def test_eval_measures_another_librarys_splitter(own, capsys):
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    from chunklab.adapters import split_with
+    from chunklab.datasets import load_corpus
+    from chunklab.datasets.questions import load_questions
+    from chunklab.evaluation import EvalSettings, evaluate
+
+    folder, q = own
+    base = ["--corpus", str(folder), "--questions", str(q), "--k", "2"]
+    args = '{"chunk_size": 80, "chunk_overlap": 0}'
+    assert main(["eval", *base, "--splitter", SPLITTER, "--splitter-args", args, "--json"]) == 0
+    s = _json(capsys)
+    assert s["strategy"] == "splitter" and s["splitter"] == SPLITTER
+    assert s["splitter_args"] == {"chunk_size": 80, "chunk_overlap": 0}
+    corpus = load_corpus(str(folder))
+    chunks = split_with(RecursiveCharacterTextSplitter(chunk_size=80, chunk_overlap=0), corpus.documents)
+    want = evaluate(corpus.documents, chunks, load_questions(str(q), corpus), EvalSettings(k=2)).summary()
+    assert s["chunks"] == len(chunks) and s["hit"] == want["hit"] and s["iou"] == want["iou"]
+    assert s["placement"]["pieces"] == len(chunks) and s["placement"]["missing"] == 0
+    assert main(["eval", *base, "--splitter", SPLITTER, "--splitter-args", args]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f'splitter:{SPLITTER} {{"chunk_overlap": 0, "chunk_size": 80}} on ')
+    assert f"the splitter's {len(chunks)} pieces" in out
+
+
+def test_compare_and_matrix_take_a_splitter(own, tmp_path, capsys):
+    folder, q = own
+    base = ["--corpus", str(folder), "--questions", str(q), "--k", "2"]
+    args = ["--splitter-args", '{"chunk_size": 80, "chunk_overlap": 0}']
+    assert main(["compare", f"splitter:{SPLITTER}", "recursive:target=80", *base, *args]) == 0
+    out = capsys.readouterr().out
+    assert f'A = splitter:{SPLITTER} {{"chunk_overlap": 0, "chunk_size": 80}}' in out and "B = recursive:target=80" in out
+    # `splitter` stands for --splitter; a side's own :JSON wins over --splitter-args
+    assert main(["compare", "splitter", f'splitter:{SPLITTER}:{{"chunk_size": 40}}', "--splitter", SPLITTER,
+                 *base, *args, "--json"]) == 0
+    assert set(_json(capsys)) >= {"hit", "recall", "mrr", "iou"}
+    grid = tmp_path / "g.json"
+    grid.write_text('[{"strategy": "fixed", "size": [40, 80]}]', encoding="utf-8")
+    assert main(["matrix", "--grid", str(grid), *base, "--splitter", SPLITTER, *args, "--json"]) == 0
+    rows = _json(capsys)["rows"]
+    assert [r["strategy"] for r in rows] == ["fixed", "fixed", "splitter"]
+    assert rows[-1]["label"].startswith(f"splitter:{SPLITTER}") and 0 <= rows[-1]["hit"] <= 1
+
+
+def test_splitter_errors_are_one_line(own, capsys):
+    folder, q = own
+    base = ["--corpus", str(folder), "--questions", str(q)]
+    _one_line_error(capsys, ["eval", *base, "--splitter", SPLITTER, "-s", "fixed"], "not both")
+    _one_line_error(capsys, ["eval", *base, "--splitter-args", "{}"], "--splitter-args needs --splitter")
+    _one_line_error(capsys, ["eval", *base, "--splitter", SPLITTER, "--splitter-args", "{chunk_size: 5}"],
+                    "--splitter-args is not valid JSON")
+    _one_line_error(capsys, ["eval", *base, "--splitter", SPLITTER, "--splitter-args", "[5]"], "must be a JSON object")
+    _one_line_error(capsys, ["eval", *base, "--splitter", "nosuchsplitterlib:Splitter"], "nosuchsplitterlib", "pip install")
+    _one_line_error(capsys, ["eval", *base, "--splitter", SPLITTER, "--splitter-args", '{"chunk_sise": 5}'],
+                    "chunk_sise")
+    _one_line_error(capsys, ["eval", *base, "--splitter", "langchain_text_splitters"], "MODULE:ATTR")
+    _one_line_error(capsys, ["compare", "splitter", "fixed:size=50", *base], "--splitter MODULE:ATTR is not given")
+    _one_line_error(capsys, ["compare", "fixed:size=40", "fixed:size=50", *base, "--splitter", SPLITTER],
+                    "neither side of compare is 'splitter'")
+    _one_line_error(capsys, ["eval", *base, "--splitter", "textwrap:wrap", "--splitter-args", '{"width": 30}'],
+                    "splitter 'textwrap:wrap' failed on document")

@@ -68,7 +68,7 @@ def test_overlapping_occurrences_count_as_two():
 def test_format_errors_are_collected(tmp_path):
     path = write(tmp_path, [
         "{not json", rec(2, "年假五天", evidance="x"), {"id": "q3", "question": "?"},
-        rec(4, "年假五天", type="表"), rec(4, "年假五天"), rec(6, [], difficulty="medium"), "[1, 2]",
+        rec(4, "年假五天", type=3), rec(4, "年假五天"), rec(6, [], difficulty=""), "[1, 2]",
         rec(8, "年假", doc="无此文档"),
     ])
     with pytest.raises(QuestionFormatError) as err:
@@ -76,8 +76,10 @@ def test_format_errors_are_collected(tmp_path):
     msgs = [str(p) for p in err.value.problems]
     expected = [
         ":1 invalid JSON", "[q2] unknown key 'evidance'; did you mean 'evidence'?", "[q3] missing key 'evidence'",
-        "[q4] type must be one of 条款, 表格, 代码, 对话, 散文, FAQ", ":5 [q4] duplicate id 'q4' (first on line 4)",
-        "[q6] evidence must be a non-empty string", "[q6] difficulty must be one of easy, hard, got 'medium'",
+        # type and difficulty are free labels (issue #18): only a non-string or empty one is an error
+        "[q4] type must be a non-empty string (a label such as 条款, 表格, 代码, 对话, 散文, FAQ",
+        ":5 [q4] duplicate id 'q4' (first on line 4)",
+        "[q6] evidence must be a non-empty string", "[q6] difficulty must be a non-empty string (a label such as easy, hard",
         ":7 expected a JSON object, got list", "[q8] doc '无此文档' is not a document id or title",
     ]
     for piece in expected:

@@ -119,8 +119,57 @@ class Corpus:
             return [self.by_id[key]]
         return [d for d in self.documents if key in (d.title, d.meta.get("short_title"))]
 
+    def lookup(self, key: str) -> list[Document]:
+        """The documents a question's ``doc`` names: the first of these that matches anything.
+
+        1. the id;
+        2. the path relative to the corpus folder (``meta["path"]``: ``json/decoder.py``);
+        3. the title or ``meta["short_title"]`` (what :meth:`find` matches after the id);
+        4. the relative path without its suffix (``json/decoder`` when ``json/decoder.py`` and
+           ``json/decoder.md`` both exist, so their ids keep the suffix);
+        5. the file name (``csv.py``);
+        6. the file name without its suffix (``csv``).
+
+        One document: that is the one. Several: the name is ambiguous, and the caller lists them
+        (an earlier rule never falls through to a later one, so adding files never silently
+        changes what a name meant as long as it still matches by the same rule).
+
+        >>> c = Corpus("demo", [Document("decoder", "a", meta={"path": "decoder.py"}),
+        ...                     Document("json/decoder", "b", meta={"path": "json/decoder.py"}),
+        ...                     Document("csv", "c", meta={"path": "csv.py"})])
+        >>> [d.id for d in c.lookup("csv.py")], [d.id for d in c.lookup("json/decoder.py")]
+        (['csv'], ['json/decoder'])
+        >>> [d.id for d in c.lookup("decoder.py")]  # the relative path of the first one, exactly
+        ['decoder']
+        """
+        if key in self.by_id:
+            return [self.by_id[key]]
+        rules = (
+            lambda d, p: p == key,
+            lambda d, p: key in (d.title, d.meta.get("short_title")),
+            lambda d, p: p is not None and _drop_suffix(p) == key,
+            lambda d, p: p is not None and p.rpartition("/")[2] == key,
+            lambda d, p: p is not None and _drop_suffix(p.rpartition("/")[2]) == key,
+        )
+        for rule in rules:
+            found = [d for d in self.documents if rule(d, _rel_path(d))]
+            if found:
+                return found
+        return []
+
     def __repr__(self) -> str:
         return f"Corpus({self.name!r}, {len(self.documents)} documents, {self.text_chars:,} chars)"
+
+
+def _rel_path(doc: Document) -> str | None:
+    path = doc.meta.get("path")
+    return path.replace("\\", "/") if isinstance(path, str) and path else None
+
+
+def _drop_suffix(path: str) -> str:
+    head, _, name = path.rpartition("/")
+    stem = name[: name.rfind(".")] if name.rfind(".") > 0 else name
+    return f"{head}/{stem}" if head else stem
 
 
 def corpus_names() -> list[str]:

@@ -8,22 +8,52 @@ The format: one JSON object per line (blank lines are skipped)::
 
 ``id`` (unique in the file), ``question`` and ``evidence`` are required;
 ``evidence`` is one verbatim string or a list of them that together answer the
-question. ``type`` is one of :data:`TYPES` (or ``known-item`` for generated
-sets); ``doc`` (a document id, title or short title) restricts where evidence
-is searched; ``difficulty`` is ``easy`` (the question shares the key term
-with the evidence) or ``hard`` (it shares almost no words); ``note`` is free
-text. Any other key is an error, so a misspelt key cannot be silently ignored.
+question. Optional keys:
 
-Locating is exact on the raw text: every evidence string must occur exactly
-once in the corpus, or exactly once in ``doc`` when given; overlapping
-occurrences count. Evidence never crosses a document boundary: an occurrence
-that would run from one document into the next is not one, and when it is the
-only one the problem says so. A file with no question at all (empty, or only
-blank lines) is a problem too; question files are read by
+``doc``
+    the document the evidence is in (it restricts the search): its id, its
+    title or short title, or, in a folder corpus, the file's relative path
+    (``json/decoder.py``), file name (``csv.py``) or file name without suffix
+    (``csv``) when that names one file (:meth:`~chunklab.datasets.Corpus.lookup`;
+    an ambiguous name is a problem listing the candidates);
+``type``, ``difficulty``
+    free labels, counted as written by ``validate`` and the reports. The book's
+    sets use the content types :data:`TYPES` (``known-item`` for generated sets)
+    and the difficulties :data:`DIFFICULTIES` (``easy``: the question shares the
+    key term with the evidence; ``hard``: it shares almost no words); ``medium``
+    or any other non-empty string is as valid;
+``start``, ``end``
+    the evidence's offsets in ``doc`` (characters, ``end`` exclusive and optional),
+    for a single evidence string;
+``spans``
+    ``[{"doc": ..., "start": ..., "end": ...}, ...]``: offsets for each evidence
+    string of a list, in order (a span's ``doc`` defaults to the record's);
+``occurrence``
+    which occurrence (0-based, in document order, then by position) the evidence
+    is, for evidence that occurs several times: an int for a single string, a
+    list of ints or nulls for a list;
+``note``
+    free text.
+
+Any other key is an error, so a misspelt key cannot be silently ignored.
+
+Locating is exact on the raw text. Evidence without offsets or ``occurrence``
+must occur exactly once in the corpus, or exactly once in ``doc`` when given;
+overlapping occurrences count. Offsets need a ``doc`` (unless the corpus has one
+document) and are checked: the text at them must equal the evidence, else the
+problem names the file, line and the mismatch. Offsets or ``occurrence`` pin
+evidence that occurs several times (Chroma's benchmark has references that occur
+up to six times in their document). Evidence never crosses a document boundary:
+an occurrence that would run from one document into the next is not one, and
+when it is the only one the problem says so. A file with no question at all
+(empty, or only blank lines) is a problem too; question files are read by
 :func:`~chunklab.datasets.files.read_text_file` (regular files only, UTF-8, at
-most ``max_file_bytes``; an error names the file and line). :func:`load_questions` turns each string into a
-:class:`GoldSpan` and raises :class:`EvidenceError` (or
-:class:`QuestionFormatError`) listing *every* offending line.
+most ``max_file_bytes``; an error names the file and line). A file whose name
+ends in ``.csv`` is read in the layout of Chroma's chunking benchmark
+(:mod:`chunklab.datasets.chroma`) and checked the same way.
+:func:`load_questions` turns each string into a :class:`GoldSpan` and raises
+:class:`EvidenceError` (or :class:`QuestionFormatError`) listing *every*
+offending line.
 
 >>> from chunklab.datasets import Corpus
 >>> from chunklab import Document
@@ -31,10 +61,12 @@ most ``max_file_bytes``; an error names the file and line). :func:`load_question
 >>> q = parse_questions(['{"id": "q1", "question": "病假要什么", "evidence": "病假需证明", "type": "条款"}'], corpus)[0]
 >>> q.spans
 (GoldSpan(doc_id='规章', start=17, end=22),)
+>>> q = parse_questions(['{"id": "q2", "question": "第几条", "evidence": "条", "occurrence": 1, "difficulty": "medium"}'], corpus)[0]
+>>> q.spans, q.difficulty
+((GoldSpan(doc_id='规章', start=15, end=16),), 'medium')
 """
 from __future__ import annotations
 
-import bisect
 import difflib
 import functools
 import json
@@ -46,9 +78,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..core import Document
 from ..params import Param
 from . import Corpus, data_dir, load_corpus
+from .chroma import chroma_records, is_chroma_csv
 from .files import read_text_file
+from .locate import at_offsets, describe, dumps, locator as _locator, preview as _preview, search
 
 __all__ = [
     "TYPES", "GENERATED_TYPES", "DIFFICULTIES", "NAMED_SETS", "GoldSpan", "Question", "Problem",
@@ -56,14 +91,16 @@ __all__ = [
     "load_questions", "generate_scale_questions", "dump_questions", "summarize",
 ]
 
-#: Content types of hand-labeled questions.
+#: Content types of the book's hand-labeled questions (``type`` is a free label: these are the known ones).
 TYPES = ("条款", "表格", "代码", "对话", "散文", "FAQ")
 #: Types of generated questions (kept apart from hand-labeled ones).
 GENERATED_TYPES = ("known-item",)
+#: Difficulties of the book's questions (``difficulty`` is a free label: these are the known ones).
 DIFFICULTIES = ("easy", "hard")
 
 _REQUIRED = ("id", "question", "evidence")
-_OPTIONAL = ("type", "doc", "difficulty", "note")
+_OPTIONAL = ("type", "doc", "difficulty", "note", "start", "end", "spans", "occurrence")
+_SPAN_KEYS = ("doc", "start", "end")
 
 #: Named question sets: name -> (file under the data folder, or None if generated; corpus name).
 NAMED_SETS: dict[str, tuple[str | None, str]] = {
@@ -88,7 +125,11 @@ class GoldSpan:
 
 @dataclass(frozen=True)
 class Question:
-    """A labeled question with its evidence located in a corpus (one span per evidence string)."""
+    """A labeled question with its evidence located in a corpus (one span per evidence string).
+
+    ``pinned``: the record gave offsets or an occurrence (the spans are then written back as
+    ``spans`` by :meth:`to_json`, since the evidence alone may not say where it is).
+    """
 
     id: str
     question: str
@@ -98,14 +139,17 @@ class Question:
     difficulty: str | None = None
     doc: str | None = None
     note: str | None = None
+    pinned: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The public-format record (spans are not stored: they are recomputed on load)."""
+        """The public-format record (spans are recomputed on load, so written only when pinned)."""
         d: dict[str, Any] = {"id": self.id, "question": self.question,
                              "evidence": self.evidence[0] if len(self.evidence) == 1 else list(self.evidence)}
         for key in ("doc", "type", "difficulty", "note"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
+        if self.pinned:
+            d["spans"] = [{"doc": s.doc_id, "start": s.start, "end": s.end} for s in self.spans]
         return d
 
 
@@ -146,82 +190,65 @@ class QuestionFormatError(QuestionError):
 
 
 class EvidenceError(QuestionError):
-    """Evidence strings not found, or found more than once, in the corpus (or in their ``doc``)."""
-
-
-def _preview(s: str | None, n: int = 24) -> str:
-    if s is None:
-        return ""
-    s = s.replace("\n", "⏎")
-    return repr(s if len(s) <= n else s[:n] + "…")
-
-
-# -- locating ----------------------------------------------------------------
-
-class _Locator:
-    """Finds strings in a whole corpus at once.
-
-    NOTE: the documents are joined with NUL into one string, so a corpus-wide search is
-    one C-level ``str.find`` instead of a Python loop over documents: about 0.3 ms per
-    search on the 3M-character legal corpus. Evidence may hold a NUL (a document may), so
-    an occurrence that runs past the end of its document is dropped, not reported.
-    """
-
-    def __init__(self, corpus: Corpus) -> None:
-        self.corpus = corpus
-        self.ids = [d.id for d in corpus]
-        self.starts: list[int] = []
-        pos = 0
-        for d in corpus:
-            self.starts.append(pos)
-            pos += len(d.text) + 1
-        self.ends = [start + len(d.text) for start, d in zip(self.starts, corpus)]
-        self.joined = "\x00".join(d.text for d in corpus)
-
-    def find(self, s: str, limit: int = 20) -> list[tuple[str, int]]:
-        """Up to ``limit`` occurrences (overlapping ones too) as ``(doc_id, start)``, each inside one document."""
-        out = []
-        i = self.joined.find(s)
-        while i >= 0 and len(out) < limit:
-            k = bisect.bisect_right(self.starts, i) - 1
-            if i + len(s) <= self.ends[k]:
-                out.append((self.ids[k], i - self.starts[k]))
-            i = self.joined.find(s, i + 1)
-        return out
-
-    def crossing(self, s: str) -> tuple[str, str] | None:
-        """The first and last document of an occurrence of ``s`` that crosses a document boundary, or None."""
-        i = self.joined.find(s)
-        while i >= 0:
-            k = bisect.bisect_right(self.starts, i) - 1
-            if i + len(s) > self.ends[k]:
-                last = bisect.bisect_right(self.starts, i + len(s) - 1) - 1
-                return self.ids[k], self.ids[last]
-            i = self.joined.find(s, i + 1)
-        return None
-
-
-@functools.lru_cache(maxsize=8)
-def _locator(corpus: Corpus) -> _Locator:
-    return _Locator(corpus)
-
-
-def _find_in(text: str, s: str, limit: int = 20) -> list[int]:
-    out = []
-    i = text.find(s)
-    while i >= 0 and len(out) < limit:
-        out.append(i)
-        i = text.find(s, i + 1)
-    return out
-
-
-def _hits_message(hits: list[tuple[str, int]], limit: int) -> str:
-    n = f"at least {limit}" if len(hits) >= limit else str(len(hits))
-    shown = ", ".join(f"{d}@{i}" for d, i in hits[:5])
-    return f"found {n} times: {shown}{' …' if len(hits) > 5 else ''} (add text, or set doc)"
+    """Evidence strings not found, found more than once, or not at their offsets, in the corpus."""
 
 
 # -- parsing -----------------------------------------------------------------
+
+def _offset(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_pins(obj: dict, n_ev: int | None, bad) -> None:
+    """The optional keys that say where evidence is: start/end, spans, occurrence."""
+    ways = [k for k in ("start", "spans", "occurrence") if obj.get(k) is not None]
+    if "end" in obj and obj.get("start") is None:
+        bad("end needs start (end alone says nothing about where the evidence begins)")
+    if len(ways) > 1:
+        bad(f"give one way to pin the evidence, not {' and '.join(ways)}: start/end, spans, or occurrence")
+    for key in ("start", "end"):
+        if obj.get(key) is not None and not _offset(obj[key]):
+            bad(f"{key} must be an int >= 0 (a character offset in doc), got {dumps(obj[key])}")
+    if _offset(obj.get("start")) and _offset(obj.get("end")) and obj["end"] <= obj["start"]:
+        bad(f"end must be greater than start, got start {obj['start']} and end {obj['end']}")
+    if obj.get("start") is not None and n_ev is not None and n_ev > 1:
+        bad(f"start/end pin one evidence string; for a list of {n_ev} give spans: "
+            f'[{{"doc": ..., "start": ..., "end": ...}}, ...], one per string')
+    spans = obj.get("spans")
+    if spans is not None:
+        if not isinstance(spans, list) or not all(isinstance(x, dict) for x in spans):
+            bad(f"spans must be a list of {{doc, start, end}} objects, got {preview_json(spans)}")
+        else:
+            if n_ev is not None and len(spans) != n_ev:
+                bad(f"spans has {len(spans)} entr{'y' if len(spans) == 1 else 'ies'} but there "
+                    f"{'is 1 evidence string' if n_ev == 1 else f'are {n_ev} evidence strings'}: one span each, in order")
+            for i, sp in enumerate(spans):
+                extra = [k for k in sp if k not in _SPAN_KEYS]
+                if extra:
+                    bad(f"spans[{i}]: unknown key {extra[0]!r} (allowed: doc, start, end)")
+                if not _offset(sp.get("start")):
+                    bad(f"spans[{i}].start must be an int >= 0, got {dumps(sp.get('start'))}")
+                if sp.get("end") is not None and not (_offset(sp["end"]) and _offset(sp.get("start"))
+                                                      and sp["end"] > sp["start"]):
+                    bad(f"spans[{i}].end must be an int greater than start, got {dumps(sp.get('end'))}")
+                if sp.get("doc") is not None and not isinstance(sp["doc"], str):
+                    bad(f"spans[{i}].doc must be a string, got {dumps(sp['doc'])}")
+    occ = obj.get("occurrence")
+    if occ is not None:
+        if isinstance(occ, list):
+            if n_ev is not None and len(occ) != n_ev:
+                bad(f"occurrence has {len(occ)} entries but there are {n_ev} evidence strings: one each (or null)")
+            if not all(o is None or _offset(o) for o in occ):
+                bad(f"occurrence must hold ints >= 0 (0 is the first occurrence) or nulls, got {dumps(occ)}")
+        elif not _offset(occ):
+            bad(f"occurrence must be an int >= 0 (0 is the first occurrence), got {dumps(occ)}")
+        elif n_ev is not None and n_ev > 1:
+            bad(f"occurrence for a list of {n_ev} evidence strings is a list of {n_ev} (an int or null each)")
+
+
+def preview_json(value: Any) -> str:
+    return _preview(dumps(value), 40)
+
 
 def _check_record(obj: Any, source: str, line: int, seen: dict[str, int]) -> tuple[dict | None, list[Problem]]:
     if not isinstance(obj, dict):
@@ -250,76 +277,112 @@ def _check_record(obj: Any, source: str, line: int, seen: dict[str, int]) -> tup
     if "question" in obj and (not isinstance(obj["question"], str) or not obj["question"].strip()):
         bad(f"question must be a non-empty string, got {obj['question']!r}")
     ev = obj.get("evidence")
+    n_ev = None
     if "evidence" in obj:
         evs = [ev] if isinstance(ev, str) else ev
         if not isinstance(evs, list) or not evs or not all(isinstance(e, str) and e.strip() for e in evs):
-            bad(f"evidence must be a non-empty string or a non-empty list of them, got {_preview(json.dumps(ev, ensure_ascii=False), 40)}")
-    if obj.get("type") is not None and obj["type"] not in TYPES + GENERATED_TYPES:
-        bad(f"type must be one of {', '.join(TYPES + GENERATED_TYPES)}, got {obj['type']!r}")
-    if obj.get("difficulty") is not None and obj["difficulty"] not in DIFFICULTIES:
-        bad(f"difficulty must be one of {', '.join(DIFFICULTIES)}, got {obj['difficulty']!r}")
+            bad(f"evidence must be a non-empty string or a non-empty list of them, got {preview_json(ev)}")
+        else:
+            n_ev = len(evs)
+    known = {"type": TYPES + GENERATED_TYPES, "difficulty": DIFFICULTIES}
+    for key, values in known.items():
+        value = obj.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            bad(f"{key} must be a non-empty string (a label such as {', '.join(values)}, or your own), "
+                f"got {dumps(value)}")
     for key in ("doc", "note"):
         if obj.get(key) is not None and not isinstance(obj[key], str):
             bad(f"{key} must be a string, got {obj[key]!r}")
+    _check_pins(obj, n_ev, bad)
     return (None if probs else obj), probs
+
+
+def _find_doc(corpus: Corpus, key: str) -> tuple[Document | None, str | None]:
+    """The document ``key`` names (see :meth:`Corpus.lookup`), or a message saying why none."""
+    found = corpus.lookup(key)
+    if len(found) == 1:
+        return found[0], None
+    if found:
+        shown = ", ".join(describe(d) for d in found[:10]) + (" …" if len(found) > 10 else "")
+        return None, f"doc {key!r} is ambiguous: it names {len(found)} documents ({shown}); use the id or the relative path"
+    names = list(corpus.by_id) + [p for d in corpus if isinstance(p := d.meta.get("path"), str)]
+    close = difflib.get_close_matches(key, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return None, (f"doc {key!r} is not a document id or title of corpus {corpus.name!r}, nor a file's "
+                  f"relative path, name or stem{hint}")
+
+
+def _pins(rec: dict, n: int) -> list[dict | None]:
+    """For each evidence string: ``{"start", "end", "doc"}``, ``{"occurrence"}`` or None (search)."""
+    if rec.get("start") is not None:
+        return [{"start": rec["start"], "end": rec.get("end"), "doc": None}]
+    if rec.get("spans") is not None:
+        return [{"start": sp["start"], "end": sp.get("end"), "doc": sp.get("doc")} for sp in rec["spans"]]
+    occ = rec.get("occurrence")
+    if occ is None:
+        return [None] * n
+    occs = occ if isinstance(occ, list) else [occ]
+    return [None if o is None else {"occurrence": o} for o in occs]
 
 
 def _locate(rec: dict, corpus: Corpus, source: str, line: int) -> tuple[Question | None, list[Problem]]:
     evs = (rec["evidence"],) if isinstance(rec["evidence"], str) else tuple(rec["evidence"])
     qid = rec["id"]
-    probs: list[Problem] = []
     doc_key = rec.get("doc")
     doc = None
     if doc_key is not None:
-        found = corpus.find(doc_key)
-        if not found:
-            close = difflib.get_close_matches(doc_key, list(corpus.by_id), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            return None, [Problem(source, line, qid, f"doc {doc_key!r} is not a document id or title of corpus {corpus.name!r}{hint}")]
-        if len(found) > 1:
-            return None, [Problem(source, line, qid, f"doc {doc_key!r} names {len(found)} documents: {', '.join(d.id for d in found[:5])}; use the id")]
-        doc = found[0]
-    spans = []
-    limit = 20
-    for e in evs:
-        if doc is not None:
-            hits = [(doc.id, i) for i in _find_in(doc.text, e, limit)]
+        doc, msg = _find_doc(corpus, doc_key)
+        if msg:
+            return None, [Problem(source, line, qid, msg)]
+    pins = _pins(rec, len(evs))
+    spans: list[GoldSpan] = []
+    probs: list[Problem] = []
+    for i, (e, pin) in enumerate(zip(evs, pins)):
+        where = doc
+        if pin is not None and pin.get("doc") is not None:
+            where, msg = _find_doc(corpus, pin["doc"])
+            if msg:
+                probs.append(Problem(source, line, qid, f"spans[{i}]: {msg}", evidence=e))
+                continue
+        if pin is not None and "start" in pin:
+            hit, msg = at_offsets(corpus, where, e, pin["start"], pin["end"])
         else:
-            hits = _locator(corpus).find(e, limit)
-        if len(hits) == 1:
-            spans.append(GoldSpan(hits[0][0], hits[0][1], hits[0][1] + len(e)))
-            continue
-        if not hits:
-            where = f"in doc {doc.id!r}" if doc is not None else f"in corpus {corpus.name!r}"
-            msg = f"not found {where}"
-            across = _locator(corpus).crossing(e) if doc is None else None
-            if across is not None:
-                msg = (f"crosses a document boundary (from {across[0]!r} into {across[1]!r}): evidence may never "
-                       f"span two documents")
-            elif doc is not None and _locator(corpus).find(e, 1):
-                msg += f" (but found in {_locator(corpus).find(e, 1)[0][0]!r})"
+            hit, msg = search(corpus, where, e, None if pin is None else pin["occurrence"])
+        if msg:
+            probs.append(Problem(source, line, qid, msg, evidence=e))
         else:
-            msg = _hits_message(hits, limit)
-        probs.append(Problem(source, line, qid, msg, evidence=e))
+            spans.append(GoldSpan(hit[0], hit[1], hit[1] + len(e)))
     if probs:
         return None, probs
     q = Question(qid, rec["question"], evs, tuple(spans), rec.get("type"), rec.get("difficulty"),
-                 doc_key, rec.get("note"))
+                 doc_key, rec.get("note"), pinned=any(p is not None for p in pins))
     return q, []
 
 
-def _check_lines(lines: Iterable[str], corpus: Corpus, source: str) -> tuple[list[Question], list[Problem], list[Problem]]:
-    questions: list[Question] = []
-    fmt: list[Problem] = []
-    ev: list[Problem] = []
-    seen: dict[str, int] = {}
+def _jsonl_items(lines: Iterable[str]) -> Iterable[tuple[int, Any]]:
+    """``(line number, parsed object or Problem message)`` for each non-blank JSONL line."""
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            yield n, json.loads(raw)
         except json.JSONDecodeError as e:
-            fmt.append(Problem(source, n, None, f"invalid JSON: {e.msg} at column {e.colno}"))
+            yield n, _Bad(f"invalid JSON: {e.msg} at column {e.colno}")
+
+
+class _Bad(str):
+    """A line that is no record at all (its message)."""
+
+
+def _check_items(items: Iterable[tuple[int, Any]], corpus: Corpus,
+                 source: str) -> tuple[list[Question], list[Problem], list[Problem]]:
+    questions: list[Question] = []
+    fmt: list[Problem] = []
+    ev: list[Problem] = []
+    seen: dict[str, int] = {}
+    for n, obj in items:
+        if isinstance(obj, _Bad):
+            fmt.append(Problem(source, n, None, str(obj)))
             continue
         rec, probs = _check_record(obj, source, n, seen)
         fmt.extend(probs)
@@ -330,6 +393,10 @@ def _check_lines(lines: Iterable[str], corpus: Corpus, source: str) -> tuple[lis
         if q is not None:
             questions.append(q)
     return questions, fmt, ev
+
+
+def _check_lines(lines: Iterable[str], corpus: Corpus, source: str) -> tuple[list[Question], list[Problem], list[Problem]]:
+    return _check_items(_jsonl_items(lines), corpus, source)
 
 
 def parse_questions(lines: Iterable[str], corpus: Corpus | str, source: str = "<lines>") -> list[Question]:
@@ -360,7 +427,7 @@ def _resolve(path_or_name: str | os.PathLike, corpus: Corpus | str | None) -> tu
         return path, corpus, name
     path = Path(name)
     if path.is_dir():
-        raise IsADirectoryError(f"question file {name!r} is a folder, not a JSONL file")
+        raise IsADirectoryError(f"question file {name!r} is a folder, not a JSONL (or Chroma CSV) file")
     if not path.exists():
         raise FileNotFoundError(
             f"question file {name!r} does not exist (named sets: {', '.join(NAMED_SETS)})"
@@ -371,16 +438,18 @@ def _resolve(path_or_name: str | os.PathLike, corpus: Corpus | str | None) -> tu
     return path, corpus, name
 
 
-def _read_lines(path: Path, max_file_bytes: int | None) -> list[str]:
-    """The lines of a question file, numbered as a text editor numbers them (see read_text_file)."""
+def _read_items(path: Path, max_file_bytes: int | None) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    """The records of a question file with their line numbers (as a text editor numbers them; see
+    read_text_file): JSONL, or a Chroma CSV for a ``.csv`` name; and the problem of an empty file."""
     text = read_text_file(path, max_file_bytes)
-    return text.split("\n")
-
-
-def _empty_file(lines: list[str], source: str) -> list[Problem]:
-    if any(line.strip() for line in lines):
-        return []
-    return [Problem(source, 0, None, "no questions: the file is empty or holds only blank lines")]
+    if not text.strip():
+        return [], [Problem(str(path), 0, None, "no questions: the file is empty or holds only blank lines")]
+    if is_chroma_csv(path.name):
+        items = [(n, _Bad(r) if isinstance(r, str) else r) for n, r in chroma_records(text)]
+        if not items:
+            return [], [Problem(str(path), 0, None, "no questions: the CSV file has a header and no rows")]
+        return items, []
+    return list(_jsonl_items(text.split("\n"))), []
 
 
 def check_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None = None, *,
@@ -393,17 +462,16 @@ def check_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None
     path, corpus, name = _resolve(path_or_name, corpus)
     if path is None:
         return list(_scale_cached(corpus)), []
-    lines = _read_lines(path, max_file_bytes)
-    empty = _empty_file(lines, str(path))
+    items, empty = _read_items(path, max_file_bytes)
     if empty:
         return [], empty
-    questions, fmt, ev = _check_lines(lines, corpus, str(path))
+    questions, fmt, ev = _check_items(items, corpus, str(path))
     return questions, fmt + ev
 
 
 def load_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None = None, *,
                    max_file_bytes: int | None = None) -> list[Question]:
-    """Load and locate a question file, or a named set (:data:`NAMED_SETS`: ``xiaobei``, ``laws``,
+    """Load and locate a question file (JSONL; a ``.csv`` name: Chroma's layout), or a named set (:data:`NAMED_SETS`: ``xiaobei``, ``laws``,
     ``stdlib``, ``laws-scale``) whose corpus is then the default.
 
     Raises :class:`QuestionFormatError` or :class:`EvidenceError` listing every offending line (a
@@ -417,11 +485,15 @@ def load_questions(path_or_name: str | os.PathLike, corpus: Corpus | str | None 
     path, corpus, name = _resolve(path_or_name, corpus)
     if path is None:
         return list(_scale_cached(corpus))
-    lines = _read_lines(path, max_file_bytes)
-    empty = _empty_file(lines, str(path))
+    items, empty = _read_items(path, max_file_bytes)
     if empty:
         raise QuestionFormatError(empty)
-    return parse_questions(lines, corpus, str(path))
+    questions, fmt, ev = _check_items(items, corpus, str(path))
+    if fmt:
+        raise QuestionFormatError(fmt + ev)
+    if ev:
+        raise EvidenceError(ev)
+    return questions
 
 
 def dump_questions(questions: Iterable[Question], path: str | os.PathLike) -> None:

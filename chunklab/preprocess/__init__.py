@@ -18,15 +18,18 @@ testable on PDFs generated from the 小北 corpus (:mod:`chunklab.book.pdfgen`):
 
 :func:`pipeline` runs them in order and records each step in
 ``meta["preprocess"]``; :func:`extract_many` runs it over many files and
-returns the failures instead of raising.
+returns the failures instead of raising. :func:`with_pages` puts the page
+numbers of each chunk of such a document into the chunk's ``meta["pages"]``.
+A PDF in a folder corpus goes through :func:`pipeline` too
+(:func:`chunklab.datasets.files.pdf_document`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
-from ..core import Document
+from ..core import Chunk, Document
 from .layout import ORDERS, find_columns, order_page, remove_running_lines, running_lines
 from .ocr import cer, ocr_available, ocr_image, ocr_unavailable_reason
 from .pdf import PdfError, Region, _extract_step, build_document, extract_pdf, locate, pages_of, read_pages
@@ -35,7 +38,7 @@ from .tables import to_markdown
 __all__ = [
     "pipeline", "extract_many", "Failure", "PdfError", "Region", "extract_pdf", "read_pages", "build_document",
     "locate", "pages_of", "find_columns", "order_page", "running_lines", "remove_running_lines",
-    "to_markdown", "ocr_available", "ocr_unavailable_reason", "ocr_image", "cer", "ORDERS",
+    "to_markdown", "ocr_available", "ocr_unavailable_reason", "ocr_image", "cer", "ORDERS", "with_pages",
 ]
 
 
@@ -117,3 +120,21 @@ def extract_many(paths: Iterable[str | Path], **options: Any) -> tuple[list[Docu
         except (PdfError, OSError) as exc:
             failures.append(Failure(str(path), str(exc)))
     return docs, failures
+
+
+def with_pages(documents: Document | Sequence[Document], chunks: Iterable[Chunk]) -> list[Chunk]:
+    """``chunks`` with ``meta["pages"]``, the page numbers (1-based, ascending) each chunk's text comes
+    from (:func:`pages_of`), for chunks of documents made from a PDF (documents with ``meta["spans"]``);
+    other chunks are returned unchanged. Offsets stay those of the extracted text.
+
+    >>> doc = Document("d", "甲乙", meta={"spans": [
+    ...     {"page": 1, "start": 0, "end": 1, "bbox": [0, 0, 1, 1]}, {"page": 2, "start": 1, "end": 2, "bbox": [0, 0, 1, 1]}]})
+    >>> [dict(c.meta) for c in with_pages(doc, [Chunk("d", 0, 0, 1, "甲"), Chunk("d", 1, 0, 2, "甲乙")])]
+    [{'pages': [1]}, {'pages': [1, 2]}]
+    """
+    docs = [documents] if isinstance(documents, Document) else list(documents)
+    paged = {d.id: d for d in docs if d.meta.get("spans")}
+    if not paged:
+        return list(chunks)
+    return [c._replace(meta={**c.meta, "pages": pages_of(paged[c.doc_id], c)}) if c.doc_id in paged else c
+            for c in chunks]

@@ -1,0 +1,326 @@
+"""Command line: ``python -m chunklab SUBCOMMAND``.
+
+Every subcommand prints a human-readable report, or one JSON document with ``--json``. An error
+(a missing file, a bad parameter, evidence not found) is one line on stderr (many bad lines: the
+first and "N more") and exit status 2, never a traceback; with ``--json`` it is also one JSON
+object ``{"error": ..., "where": ...}`` on stdout. Warnings (k clamped to the number of chunks,
+nothing retrievable) are ``warning:`` lines on stderr, or a ``"warnings"`` list in the JSON. When
+the reader of stdout goes away (``| head``) the command stops quietly with status 141 (128 +
+SIGPIPE), as a Unix tool does. The limits are in the README's command-line section.
+
+``eval``, ``compare`` and ``matrix`` measure a chunklab strategy or another library's splitter
+(``--splitter MODULE:ATTR``, see :mod:`chunklab.cli.configs`), rank with BM25 under the tokeniser
+``--tokenizer`` (default ``bigram``; the report says which one ran), and read questions as JSONL or
+in the CSV layout of Chroma's chunking benchmark (:mod:`chunklab.datasets.chroma`). A folder
+corpus may hold PDFs: they go through the preprocessing pipeline and their chunks carry their pages.
+
+The package: :mod:`chunklab.cli.output` (printing, errors), :mod:`chunklab.cli.configs` (what is measured: corpus,
+questions, settings, chunker), :mod:`chunklab.cli.commands` (the subcommands), and here ``matrix``,
+:func:`build_parser` and :func:`main`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Sequence
+
+from .._version import __version__
+from ..datasets.files import MAX_FILE_BYTES, read_text_file
+from ..datasets.questions import QuestionError
+from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
+from ..retrieval import CorpusIndex
+from ..tools.audit import EMBEDDING_TOKEN_LIMIT
+from .commands import cmd_audit, cmd_bench, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_validate
+from .configs import (TOKENIZER_NAMES, evaluate_chunker, load_inputs, parse_config, settings_from_args,
+                      splitter_chunker)
+from .output import CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error, warn, where_of
+
+__all__ = ["main", "build_parser", "settings_from_args", "parse_config", "CLIError"]
+
+
+def _read_grid(spec: str | None, cap: int) -> Any:
+    """The grid named by ``--grid``: ``article002`` or a JSON file (a list of dicts, or one dict)."""
+    if spec in (None, "article002"):
+        return ARTICLE_002_GRID
+    path = Path(spec)
+    if not path.exists():
+        raise CLIError(f"grid file not found: {path} (or use --grid article002)", where=str(path))
+    text = read_text_file(path, cap)
+    try:
+        grid = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{path} is not valid JSON: {exc}", where=f"{path}:{exc.lineno}") from None
+    if not isinstance(grid, (list, dict)):
+        raise CLIError(f'{path}: a grid is a JSON list of objects like {{"strategy": "fixed", "size": [512, 1024]}}, '
+                       f"got {json.dumps(grid)[:60]}", where=str(path))
+    return grid
+
+
+def _check_out(out: Path) -> Path:
+    """``--out``, checked before the run (rather than failing after it, losing the results)."""
+    problem = (f"--out {out} is a folder: give a file name ending in .csv or .json" if out.is_dir() else
+               f"--out must end in .csv or .json, got {out.name!r}" if out.suffix not in (".csv", ".json") else
+               f"--out: folder {out.parent} does not exist" if not out.parent.exists() else
+               f"--out: {out.parent} is not a folder" if not out.parent.is_dir() else
+               f"--out {out} exists and is not a regular file" if out.exists() and not out.is_file() else None)
+    if problem:
+        raise CLIError(problem, where=str(out))
+    try:
+        if not os.access(out if out.exists() else out.parent, os.W_OK):
+            raise PermissionError("not writable" if out.exists() else f"cannot create files in {out.parent}")
+        if out.exists():
+            open(out, "ab").close()  # opened for writing, left unchanged
+        else:
+            fd, probe = tempfile.mkstemp(dir=out.parent, prefix=".chunklab-probe-")
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise CLIError(f"--out {out} cannot be written ({exc.strerror or exc}); checked before the run",
+                       where=str(out)) from None
+    return out
+
+
+def _save_elsewhere(text: str, out: Path) -> str | None:
+    """Write ``text`` beside ``out``, else in the temporary folder, else here; the path, or None."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for folder in (out.parent, Path(tempfile.gettempdir()), Path.cwd()):
+        try:
+            fd, name = tempfile.mkstemp(dir=folder, prefix=f"{out.stem}-unsaved-{stamp}-", suffix=out.suffix)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            return name
+        except OSError:
+            continue
+    return None
+
+
+def _workers(jobs: int, n_configs: int) -> tuple[int, str | None]:
+    """Worker processes for ``--jobs``: at most one per config and one per CPU core (and a note when fewer)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = max(1, min(jobs, n_configs, cores))
+    note = f"--jobs {jobs}: {workers} worker process{'es' if workers != 1 else ''} ({n_configs} configs, {cores} CPU cores)"
+    return workers, None if workers == jobs else note
+
+
+def _splitter_row(corpus, questions, chunker, settings) -> tuple[dict[str, Any], list[str]]:
+    """The matrix row of another library's splitter: measured like a grid config, on an index of its own."""
+    t0 = time.perf_counter()
+    index = CorpusIndex(corpus.documents, tokenizer=settings.tokenizer)
+    res = evaluate_chunker(corpus, questions, chunker, settings, index=index,
+                           config={"label": chunker.label, **chunker.config})
+    row = res.summary()
+    warnings = [f"{chunker.label}: {w}" for w in row.pop("warnings", ())]
+    row["seconds"] = time.perf_counter() - t0
+    return row, warnings
+
+
+def cmd_matrix(args) -> int:
+    limit = cap(args)
+    settings = settings_from_args(args, MATRIX_SETTINGS)
+    if args.jobs < 1:
+        raise CLIError(f"--jobs must be an int >= 1, got {args.jobs}", where="--jobs")
+    if args.splitter_args and not args.splitter:
+        raise CLIError("--splitter-args needs --splitter MODULE:ATTR", where="--splitter-args")
+    splitter = splitter_chunker(args.splitter, args.splitter_args) if args.splitter else None
+    out = _check_out(Path(args.out)) if args.out else None
+    grid = _read_grid(args.grid, limit)
+    try:
+        configs, skipped = expand_grid(grid)
+    except ValueError as exc:
+        raise CLIError(f"{args.grid}: {exc}", where=args.grid) from None
+    if not configs:
+        reasons = "; ".join(f"{sk['label']}: {sk['reason']}" for sk in skipped[:3])
+        if not skipped:
+            raise CLIError(f"the grid {args.grid} has no configs", where=args.grid)
+        raise CLIError(f"no config of the grid can run ({len(skipped)} skipped: {reasons})", where=args.grid)
+    corpus, questions = load_inputs(args)
+    workers, note = _workers(args.jobs, len(configs))
+    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        res = run_matrix(corpus.documents, questions, grid, settings, executor=executor, progress=not args.json)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    warnings = ([note] if note else []) + list(res.warnings)
+    if splitter is not None:  # one more row, after the grid's
+        row, notes = _splitter_row(corpus, questions, splitter, settings)
+        res.rows.append(row)
+        warnings += notes
+    payload: dict[str, Any] = {"seconds": res.seconds, "tokenizer": settings.tokenizer_name, "rows": res.rows,
+                               "skipped": res.skipped}
+    if warnings:
+        payload["warnings"] = warnings
+    failed = saved = None
+    if out is not None:
+        try:
+            (res.to_json if out.suffix == ".json" else res.to_csv)(out)
+        except OSError as exc:  # checked before the run, but a disk can fill: keep the results
+            failed = f"cannot write --out {out} ({exc.strerror or exc})"
+            saved = _save_elsewhere(res.to_json() if out.suffix == ".json" else res.to_csv(), out)
+            failed += f"; the results are in {saved} instead" if saved else "; the results are printed below"
+            payload.update({"error": failed, "where": str(out), "saved_to": saved})
+
+    def text() -> str:
+        lines = [f"{len(res.rows)} configs in {res.seconds:.1f} s ({len(res.skipped)} skipped), "
+                 f"tokenizer {settings.tokenizer_name}"]
+        for r in sorted(res.rows, key=lambda r: -r["hit"]):
+            lines.append(f"{r['label']:<40} hit@{args.k} {r['hit']:.3f} [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
+                         f"  chunks {r.get('chunks', '?')}")
+        for sk in res.skipped:
+            lines.append(f"skipped {sk}")
+        if failed and not saved:
+            lines.append(res.to_json() if out is not None and out.suffix == ".json" else res.to_csv())
+        return "\n".join(lines)
+
+    if not args.json:
+        warn(warnings)
+    emit(args, payload, text)
+    if failed:
+        print(f"error: {failed}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="python -m chunklab", description="Chunk documents and measure the result.")
+    p.add_argument("--version", action="version", version=f"chunklab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("strategies", help="list strategies, their parameters and ranges")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_strategies)
+
+    def max_file(sp) -> None:
+        sp.add_argument("--max-file-mb", type=float, default=None, metavar="MB",
+                        help=f"largest file read, in MB (default {MAX_FILE_BYTES // 1_000_000}); a bigger one is an error")
+
+    s = sub.add_parser("chunk", help="chunk one file and print the chunks")
+    s.add_argument("file")
+    s.add_argument("--strategy", "-s", default="recursive")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
+    s.add_argument("--json", action="store_true")
+    max_file(s)
+    s.set_defaults(func=cmd_chunk)
+    def corpus_args(sp, questions_required: bool = True) -> None:
+        sp.add_argument("--corpus", "-c", help="xiaobei, laws, laws:民法典, stdlib, or a folder of your "
+                                                ".md/.txt/.py/.pdf/... files")
+        sp.add_argument("--questions", "-q", required=questions_required,
+                        help="JSONL file, Chroma-benchmark CSV (question,references,corpus_id), or named set")
+        sp.add_argument("--k", type=int, default=5,
+                        help="chunks retrieved per question (default 5; more than the chunks counts as all of them)")
+        max_file(sp)
+        sp.add_argument("--budget", type=int, default=None,
+                        help="fill a fixed context budget (de-duplicated by offsets) instead of taking k chunks")
+        sp.add_argument("--budget-unit", choices=("chars", "tokens"), default="chars",
+                        help="unit of --budget: characters, or cl100k tokens (default chars)")
+        sp.add_argument("--tokens", action="store_true", help="also measure tok@k in cl100k tokens (retrieved_tokens)")
+        sp.add_argument("--context", action="store_true", help="index Chunk.context with the text (prefix)")
+        sp.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None,
+                        help="how BM25 splits text into terms: bigram (default; Chinese character pairs, "
+                             "words lower-cased), unigram_bigram, words (English words), jieba (Chinese words)")
+        sp.add_argument("--splitter-args", metavar="JSON", default=None,
+                        help='keyword arguments of the splitter, a JSON object, e.g. \'{"chunk_size": 500}\'')
+        sp.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("eval", help="evaluate one strategy (or another library's splitter) on a corpus and its questions")
+    s.add_argument("--strategy", "-s", default=None, help="a chunklab strategy (default recursive)")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
+    s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
+                   help="another library's splitter instead of --strategy, e.g. "
+                        "langchain_text_splitters:RecursiveCharacterTextSplitter (arguments: --splitter-args)")
+    s.add_argument("--misses", type=int, default=0, metavar="N",
+                   help="also list N missed questions with their symptom (JSON: key 'misses')")
+    corpus_args(s)
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("compare", help="paired comparison of two configurations, e.g. fixed:size=512 recursive:target=512")
+    side = ("a chunklab config NAME:KEY=VALUE,...; 'splitter' (the --splitter one); or "
+            "splitter:MODULE:ATTR[:JSON] (arguments: --splitter-args, then JSON)")
+    s.add_argument("a", help=side)
+    s.add_argument("b", help=side)
+    s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
+                   help="the splitter a side written 'splitter' stands for")
+    corpus_args(s)
+    s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("matrix", help="run a strategies x parameters grid")
+    s.add_argument("--grid", default="article002", help="JSON grid file, or 'article002' (27 configs)")
+    s.add_argument("--out", help="write the result table (.csv or .json)")
+    s.add_argument("--jobs", type=int, default=1,
+                   help="worker processes (at most one per config and per CPU core)")
+    s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
+                   help="also measure another library's splitter (one more row; arguments: --splitter-args)")
+    corpus_args(s)
+    s.set_defaults(func=cmd_matrix)
+
+    s = sub.add_parser("bench", help="benchmarks with a reference in the same run; prints JSON")
+    s.add_argument("name", choices=("chunk", "matrix", "widget"))
+    s.add_argument("--corpus", "-c", default=None)
+    s.add_argument("--questions", "-q", default=None)
+    s.add_argument("--json", action="store_true", help="one-line JSON")
+    max_file(s)
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("validate", help="check that every evidence string is found exactly once (or at its offsets)")
+    s.add_argument("--corpus", "-c", help="corpus name (xiaobei, laws, laws:民法典, stdlib) or folder path")
+    s.add_argument("--questions", "-q", required=True,
+                   help="JSONL question file, Chroma-benchmark CSV, or a named set")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    max_file(s)
+    s.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("audit", help="article 000's self-check list, measured: each item PASS or FAIL")
+    s.add_argument("--corpus", "-c", required=True, help="xiaobei, laws, laws:民法典, stdlib, or a folder")
+    s.add_argument("--strategy", "-s", default="auto", help="strategy name (default: auto)")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    s.add_argument("--config", help="a JSON file with the configuration (overrides --strategy/--param)")
+    s.add_argument("--context", action="store_true", help="index Chunk.context with the text (use_context)")
+    s.add_argument("--transcribe-tables", action="store_true", help="transcribe table rows into the context")
+    s.add_argument("--questions", "-q", help="labeled questions: a named set (xiaobei, laws, stdlib) or a JSONL file")
+    s.add_argument("--k", type=int, default=5,
+                   help="chunks retrieved per question (default 5; more than the chunks counts as all of them)")
+    s.add_argument("--token-limit", type=int, default=EMBEDDING_TOKEN_LIMIT,
+                   help=f"embedding model limit in cl100k tokens (default {EMBEDDING_TOKEN_LIMIT})")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    max_file(s)
+    s.set_defaults(func=cmd_audit)
+    return p
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except UsageError as exc:
+            m = re.match(r"argument ([^:]+): ", exc.message)
+            return fail(exc.message, m.group(1) if m else None, as_json)
+        except SystemExit as exc:  # --help or --version, already printed
+            sys.stdout.flush()
+            return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+        as_json = bool(getattr(args, "json", False))
+        try:
+            status = int(args.func(args) or 0)
+            sys.stdout.flush()
+            return status
+        except BrokenPipeError:
+            raise
+        except QuestionError as exc:
+            return fail(*question_error(exc, args), as_json)
+        except (CLIError, ValueError, TypeError, OSError, KeyError, ModuleNotFoundError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            return fail(msg, where_of(exc), as_json)
+    except BrokenPipeError:
+        return pipe_closed()
+    except KeyboardInterrupt:  # pragma: no cover
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,248 @@
+"""The subcommands but ``matrix`` (in the package's ``__init__``): each takes the parsed arguments,
+prints its report (or JSON) and returns the exit status."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..base import get_strategy, list_strategies
+from ..core import Document
+from ..datasets import Corpus, load_corpus
+from ..datasets.files import PDF_SUFFIXES, pdf_document, read_text_file
+from ..datasets.questions import NAMED_SETS, check_questions, generate_scale_questions, load_questions, summarize
+from ..evaluation import compare
+from ..params import parse_params
+from ..preprocess import pages_of, with_pages
+from ..retrieval import CorpusIndex, Layout
+from ..tools import bench
+from ..tools.audit import audit, format_report
+from ..tools.versioning import canonical_config, index_version
+from .configs import eval_chunker, evaluate_chunker, load_inputs, settings_from_args, side_chunker
+from .output import CLIError, cap, dumps, emit, warn
+
+__all__ = ["cmd_strategies", "cmd_chunk", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare", "cmd_bench"]
+
+
+def cmd_strategies(args) -> int:
+    entries = list_strategies()
+
+    def text() -> str:
+        lines = []
+        for e in entries:
+            params = ", ".join(f"{k}={v['default']!r}" for k, v in e["params"].items())
+            lines.append(f"{e['name']:<16} {e['family']:<11} {e['summary_zh']}\n{'':<28}{params}")
+        return "\n".join(lines)
+
+    emit(args, entries, text)
+    return 0
+
+
+def _pages_label(pages) -> str:
+    if not pages:
+        return ""
+    return f"p.{pages[0]}" if len(pages) == 1 else f"p.{pages[0]}-{pages[-1]}"
+
+
+def cmd_chunk(args) -> int:
+    path = Path(args.file)
+    limit = cap(args)
+    if path.is_dir():
+        raise CLIError(f"{path} is a folder, not a file: chunk reads one file (give a folder to eval or "
+                       f"validate as --corpus)", where=str(path))
+    if path.suffix.lower() in PDF_SUFFIXES:  # the folder corpus's PDF reader: offsets into the extracted text
+        doc = pdf_document(path, path.stem, path.name, max_file_bytes=limit)
+        doc = Document(doc.id, doc.text, title=path.stem, meta={**doc.meta, "path": str(path)})
+    else:
+        try:  # the corpus loader's reader: same BOM, newline and UTF-8 rules, so the same offsets
+            text = read_text_file(path, limit)
+        except FileNotFoundError:
+            raise CLIError(f"file not found: {path}", where=str(path)) from None
+        doc = Document(path.stem, text, title=path.stem, meta={"path": str(path)})
+    strategy = get_strategy(args.strategy, **parse_params(args.param))
+    chunks = with_pages(doc, strategy.split(doc))
+    payload = [
+        {"index": c.index, "start": c.start, "end": c.end, "length": len(c), "meta": dict(c.meta),
+         "context": c.context, "text": c.text}
+        for c in chunks
+    ]
+
+    def text_out() -> str:
+        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages)" if doc.meta.get("type") == "pdf" else ""
+        rows = [f"{strategy!r}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
+        for c in chunks:
+            preview = c.text[:60].replace("\n", "⏎")
+            where = _pages_label(c.meta.get("pages"))
+            rows.append(f"#{c.index:<4} [{c.start}:{c.end}] len={len(c):<5} {where + ' ' if where else ''}"
+                        f"{c.meta.get('level', '')}  {preview}")
+        return "\n".join(rows)
+
+    emit(args, payload, text_out)
+    return 0
+
+
+def cmd_validate(args) -> int:
+    """Exit 0 when every evidence string is located (found exactly once, or pinned by offsets or
+    occurrence), 1 when some line has a problem."""
+    limit = cap(args)
+    if args.corpus:
+        corpus = load_corpus(args.corpus, max_file_bytes=limit)
+    elif args.questions in NAMED_SETS:
+        corpus = load_corpus(NAMED_SETS[args.questions][1], max_file_bytes=limit)
+    else:
+        raise CLIError("--corpus is required when --questions is a file", where="--corpus")
+    # the same reading and locating rules as eval's load_questions: only the reporting differs
+    questions, problems = check_questions(args.questions, corpus, max_file_bytes=limit)
+    pinned = sum(q.pinned for q in questions)
+    report = {"questions_file": args.questions, "corpus": corpus.name, "ok": not problems,
+              **summarize(questions), "pinned": pinned, "problems": [p.to_json() for p in problems]}
+
+    def text() -> str:
+        lines = [f"{args.questions}: {len(questions)} questions located, {report['evidence']} evidence strings, "
+                 f"corpus {corpus.name!r} ({len(corpus)} documents, {corpus.text_chars:,} chars)",
+                 "by type:       " + (", ".join(f"{k} {v}" for k, v in report["by_type"].items()) or "-"),
+                 "by difficulty: " + (", ".join(f"{k} {v}" for k, v in report["by_difficulty"].items()) or "-")]
+        if pinned:
+            lines.append(f"pinned:        {pinned} questions locate their evidence by offsets or occurrence")
+        if problems:
+            lines.append(f"FAILED: {len(problems)} problems on {len({p.line for p in problems})} lines:")
+            lines.extend(f"  {p}" for p in problems)
+        else:
+            lines.append("OK: every evidence string found exactly once" if not pinned else
+                         "OK: every evidence string found exactly once, or at its offsets / occurrence")
+        return "\n".join(lines)
+
+    emit(args, report, text)
+    return 1 if problems else 0
+
+
+def cmd_audit(args) -> int:
+    """Every item of article 000's checklist as PASS or FAIL; exit 1 when some item fails."""
+    limit = cap(args)
+    if args.config:
+        try:
+            config = json.loads(read_text_file(args.config, limit))
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"{args.config} is not valid JSON: {exc}", where=f"{args.config}:{exc.lineno}") from None
+    else:
+        config = {"strategy": args.strategy, "params": parse_params(args.param),
+                  "use_context": args.context, "transcribe_tables": args.transcribe_tables}
+    canon = canonical_config(config)
+    corpus = load_corpus(args.corpus, max_file_bytes=limit)
+    questions = load_questions(args.questions, corpus, max_file_bytes=limit) if args.questions else None
+    items = audit(corpus, canon, questions, k=args.k, token_limit=args.token_limit)
+    version = index_version(canon, corpus.documents)
+    failed = sum(not it.passed for it in items)
+    payload = {"corpus": args.corpus, "config": canon, "index_version": version, "ok": not failed,
+               "items": [it._asdict() for it in items]}
+
+    def text() -> str:
+        head = (f"chunklab audit: {get_strategy(canon['strategy'], **canon['params'])!r} on {args.corpus}, "
+                f"use_context={canon['use_context']}, transcribe_tables={canon['transcribe_tables']}, "
+                f"index version {version}")
+        return head + "\n" + format_report(items)
+
+    emit(args, payload, text)
+    return 1 if failed else 0
+
+
+def cmd_eval(args) -> int:
+    if args.misses < 0:
+        raise CLIError(f"--misses must be an int >= 0, got {args.misses}")
+    settings = settings_from_args(args)
+    chunker = eval_chunker(args)
+    corpus, questions = load_inputs(args)
+    result = evaluate_chunker(corpus, questions, chunker, settings)
+    summary = result.summary()
+    by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
+    layout = Layout(corpus.documents)
+    misses = []
+    for case in result.bad_cases[: args.misses]:
+        q = by_id.get(str(case["question_id"]))
+        a, b = case["evidence"]  # global offsets: back to the document and its own offsets
+        doc_id, start = layout.to_local(a)
+        evidence = {"doc": doc_id, "start": start, "end": start + (b - a)}
+        if corpus[doc_id].meta.get("spans"):  # a PDF: the pages the evidence is on
+            evidence["pages"] = pages_of(corpus[doc_id], start, start + (b - a))
+        misses.append({**case, "evidence": evidence, "question": getattr(q, "question", None),
+                       "evidence_text": layout.text(a, b)})
+    payload = {**summary, "misses": misses} if args.misses else summary
+    if chunker.placement is not None:
+        payload = {**payload, "placement": chunker.placement}
+    if not args.json:  # with --json they are the summary's "warnings"
+        warn(summary.get("warnings", ()))
+
+    def text() -> str:
+        lines = [f"{chunker.label} on {corpus.name}: {len(questions)} questions, k={args.k}"
+                 + (f", budget={args.budget}" if args.budget else "") + f", tokenizer {settings.tokenizer_name}",
+                 result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
+                               "duplication"]),
+                 "misses by symptom: " + ", ".join(f"{k} {v}" for k, v in result.symptoms.items()),
+                 f"chunks {summary.get('chunks')}, mean length {summary.get('len_mean', 0):.0f}, "
+                 f"boundary alignment {summary.get('boundary_alignment', 0):.1%}"]
+        if chunker.placement is not None:
+            pl = chunker.placement
+            lines.append(f"the splitter's {pl.get('pieces', '?')} pieces: {pl.get('reported', '?')} placed at the "
+                         f"offsets the library reported, {pl.get('searched', '?')} found by search, "
+                         f"{pl.get('damaged', '?')} with a cut character")
+        for m in misses:
+            rank = m["container_rank"] if m["container_rank"] is not None else "-"
+            pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
+            lines.append(f"  miss {m['question_id']} [{m['symptom']}] rank of a holding chunk {rank}{pages}: "
+                         f"{(m['question'] or '')[:40]}")
+        return "\n".join(lines)
+
+    emit(args, payload, text)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    settings = settings_from_args(args)
+    side_a, side_b = side_chunker(args.a, args), side_chunker(args.b, args)
+    if args.splitter and "splitter" not in (args.a.strip(), args.b.strip()):
+        raise CLIError("--splitter is given but neither side of compare is 'splitter' (write 'splitter' as A or B)",
+                       where="--splitter")
+    if args.splitter_args and not any(s.config.get("strategy") == "splitter" for s in (side_a, side_b)):
+        raise CLIError("--splitter-args is given but neither side of compare is a splitter", where="--splitter-args")
+    corpus, questions = load_inputs(args)
+    index = CorpusIndex(corpus.documents, tokenizer=settings.tokenizer)
+    ra = evaluate_chunker(corpus, questions, side_a, settings, index=index)
+    rb = evaluate_chunker(corpus, questions, side_b, settings, index=index)
+    result = compare(ra, rb, names=(args.a, args.b))
+    tok = settings.tokenizer_name
+    payload = {m: {**r, "tokenizer": tok} for m, r in result.items()}
+    warn([f"{label}: {w}" for label, r in ((args.a, ra), (args.b, rb)) for w in r.summary().get("warnings", ())])
+
+    def text() -> str:
+        lines = [f"A = {side_a.label}\nB = {side_b.label}\n{len(questions)} questions, k={args.k}, tokenizer {tok}",
+                 f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
+        for m, r in result.items():
+            lines.append(f"{m:<10}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
+                         f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {r['winner'] or '— (no real difference)'}")
+        return "\n".join(lines)
+
+    emit(args, payload, text)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    limit = cap(args)
+    if args.name == "chunk":
+        result = bench.bench_chunk(load_corpus(args.corpus or "laws", max_file_bytes=limit).documents)
+    elif args.name == "matrix":
+        corpus = load_corpus(args.corpus or "laws", max_file_bytes=limit)
+        result = bench.bench_matrix(corpus.documents,
+                                    load_questions(args.questions or "laws-scale", corpus, max_file_bytes=limit))
+    else:  # widget: the largest document of --corpus (default: the 民法典)
+        corpus = load_corpus(args.corpus or "laws:民法典", max_file_bytes=limit)
+        doc = max(corpus.documents, key=lambda d: len(d.text))
+        if args.questions is not None:
+            qs = load_questions(args.questions, corpus, max_file_bytes=limit)
+        elif any(d.meta.get("articles") for d in corpus.documents):
+            # known-item questions generated from this document's articles (as for laws-scale)
+            qs = generate_scale_questions(Corpus(corpus.name, [doc]), n=200)
+        else:
+            raise CLIError("bench widget on this corpus needs --questions (questions are generated "
+                           "only for legal corpora)")
+        result = bench.bench_widget(doc, qs)
+    print(dumps(result, indent=None if args.json else 2))
+    return 0

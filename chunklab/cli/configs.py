@@ -1,0 +1,199 @@
+"""What ``eval``, ``compare`` and ``matrix`` measure: the corpus and questions, the evaluation
+settings, and the chunker — a chunklab strategy, or another library's splitter.
+
+A chunklab configuration is written ``NAME:KEY=VALUE,...`` (``recursive:target=512,overlap=50``).
+Another library's splitter is ``MODULE:ATTR`` (``--splitter`` on ``eval`` and ``matrix``), with its
+constructor's keyword arguments as a JSON object in ``--splitter-args``; in ``compare`` a side is
+``splitter`` (the one of ``--splitter``) or ``splitter:MODULE:ATTR`` (with ``--splitter-args``),
+optionally followed by ``:JSON`` arguments of that side alone, which win over ``--splitter-args``::
+
+    compare splitter:langchain_text_splitters:RecursiveCharacterTextSplitter recursive:target=500 \\
+        --splitter-args '{"chunk_size": 500}'
+    compare 'splitter:semchunk:chunkerify:{"tokenizer_or_token_counter": "gpt-4", "chunk_size": 200}' \\
+        splitter:langchain_text_splitters:RecursiveCharacterTextSplitter --splitter-args '{"chunk_size": 500}'
+
+The splitter is built by :func:`chunklab.adapters.splitter_from_spec` and its strings are placed
+back into the documents as chunks by :func:`chunklab.adapters.split_with`, so it is measured
+exactly like a chunklab strategy. Chunks of a document read from a PDF carry ``meta["pages"]``.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .. import adapters
+from ..base import get_strategy
+from ..core import Chunk, Document
+from ..datasets import Corpus, load_corpus
+from ..datasets.questions import NAMED_SETS, load_questions
+from ..evaluation import EvalSettings, evaluate
+from ..params import parse_params
+from ..preprocess import with_pages
+from ..retrieval import TOKENIZERS
+from .output import CLIError, cap
+
+__all__ = ["Chunker", "parse_config", "strategy_chunker", "splitter_chunker", "side_chunker",
+           "eval_chunker", "settings_from_args", "load_inputs", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES"]
+
+#: The word that makes a side of ``compare`` a splitter (``splitter`` or ``splitter:MODULE:ATTR``).
+SPLITTER = "splitter"
+#: The tokenisers ``--tokenizer`` accepts.
+TOKENIZER_NAMES = tuple(TOKENIZERS)
+
+
+@dataclass
+class Chunker:
+    """One thing to measure: a label for the reports, the config recorded in the results, and how it chunks."""
+
+    label: str
+    config: dict[str, Any]
+    split: Callable[[Sequence[Document]], list[Chunk]] = field(repr=False)
+    #: For a splitter, after a split: how its pieces were placed (the counts of
+    #: :class:`chunklab.adapters.PlacedChunks`: pieces, reported, searched, damaged, missing).
+    placement: dict[str, int] | None = None
+
+    def chunks(self, documents: Sequence[Document]) -> tuple[list[Chunk], float]:
+        """The chunks of ``documents`` (with ``meta["pages"]`` for PDFs) and the seconds the split took."""
+        t0 = time.perf_counter()
+        chunks = self.split(documents)
+        seconds = time.perf_counter() - t0
+        return with_pages(documents, chunks), seconds
+
+
+def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"recursive:target=512,overlap=50"`` → ``("recursive", {"target": 512, "overlap": 50})``.
+
+    >>> parse_config("fixed:size=512")
+    ('fixed', {'size': 512})
+    """
+    name, _, rest = spec.partition(":")
+    items = [p for p in rest.split(",") if p.strip()] if rest else []
+    return name.strip(), parse_params(items)
+
+
+def strategy_chunker(name: str, params: dict[str, Any], label: str | None = None) -> Chunker:
+    strategy = get_strategy(name, **params)  # checked now: a bad parameter fails before any work
+    return Chunker(label or name, {"strategy": name, **params}, strategy.split_documents)
+
+
+def _json_object(text: str, where: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{where} is not valid JSON: {exc.msg} at column {exc.colno} "
+                       f"""(write an object, e.g. '{{"chunk_size": 500}}')""", where=where) from None
+    if not isinstance(value, dict):
+        raise CLIError(f'{where} must be a JSON object of keyword arguments, e.g. {{"chunk_size": 500}}, '
+                       f"got {text[:60]!r}", where=where)
+    return value
+
+
+def splitter_chunker(spec: str, args_json: str | None, where: str = "--splitter") -> Chunker:
+    """Another library's splitter from ``MODULE:ATTR[:JSON]`` and ``--splitter-args`` (see the module docstring)."""
+    module, _, rest = spec.partition(":")
+    attr, _, inline = rest.partition(":")
+    module, attr = module.strip(), attr.strip()
+    if not module or not attr:
+        raise CLIError(f"{where}: a splitter is MODULE:ATTR, e.g. langchain_text_splitters:RecursiveCharacterTextSplitter, "
+                       f"got {spec!r}", where=where)
+    args = _json_object(args_json, "--splitter-args") if args_json else {}
+    if inline.strip():
+        args.update(_json_object(inline, f"{where} {spec}"))
+    target = f"{module}:{attr}"
+    try:
+        splitter = adapters.splitter_from_spec(target, args or None)
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:  # one line naming the splitter
+        raise CLIError(str(exc), where=where) from None
+    except Exception as exc:  # the library's constructor raised something else
+        raise CLIError(f"splitter {target!r}: cannot be made with {args!r}: {type(exc).__name__}: {exc}",
+                       where=where) from None
+    label = f"{SPLITTER}:{target}" + (f" {json.dumps(args, ensure_ascii=False, sort_keys=True)}" if args else "")
+    chunker = Chunker(label, {"strategy": SPLITTER, "splitter": target, "splitter_args": args}, lambda docs: [])
+
+    def split(documents: Sequence[Document]) -> list[Chunk]:
+        out: list[Chunk] = []
+        totals: dict[str, int] = {}
+        for d in documents:  # one at a time, so that an error can name the document
+            try:
+                part = adapters.split_with(splitter, [d], strategy=label)
+            except Exception as exc:
+                raise CLIError(f"splitter {target!r} failed on document {d.id!r}: {type(exc).__name__}: "
+                               f"{exc}", where=where) from None
+            out.extend(part)
+            counts = part.counts() if callable(getattr(part, "counts", None)) else {}
+            for key, n in counts.items():
+                totals[key] = totals.get(key, 0) + n
+        chunker.placement = totals or None
+        return out
+
+    chunker.split = split
+    return chunker
+
+
+def side_chunker(spec: str, args) -> Chunker:
+    """One side of ``compare``: a chunklab config, ``splitter`` (``--splitter``), or ``splitter:MODULE:ATTR[:JSON]``."""
+    if spec.strip() == SPLITTER:
+        if not getattr(args, "splitter", None):
+            raise CLIError("a side of compare is 'splitter' but --splitter MODULE:ATTR is not given "
+                           "(or write the side as splitter:MODULE:ATTR)", where="--splitter")
+        return splitter_chunker(args.splitter, args.splitter_args)
+    if spec.startswith(SPLITTER + ":"):
+        return splitter_chunker(spec[len(SPLITTER) + 1:], args.splitter_args, where=spec)
+    name, params = parse_config(spec)
+    return strategy_chunker(name, params, label=spec)
+
+
+def eval_chunker(args) -> Chunker:
+    """What ``eval`` measures: ``--strategy``/``--param``, or ``--splitter``/``--splitter-args``."""
+    if args.splitter:
+        if args.strategy is not None or args.param:
+            raise CLIError("give --strategy/--param (a chunklab strategy) or --splitter (another library's "
+                           "splitter, its arguments in --splitter-args), not both", where="--splitter")
+        return splitter_chunker(args.splitter, args.splitter_args)
+    if args.splitter_args:
+        raise CLIError("--splitter-args needs --splitter MODULE:ATTR", where="--splitter-args")
+    name = args.strategy or "recursive"
+    params = parse_params(args.param)
+    return strategy_chunker(name, params, label=f"{name} {params}")
+
+
+def settings_from_args(args, base: EvalSettings | None = None) -> EvalSettings:
+    """The evaluation options of ``eval``, ``compare`` and ``matrix`` (``--k``, ``--budget``,
+    ``--budget-unit``, ``--tokens``, ``--context``, ``--tokenizer``), on top of ``base`` (default: the defaults)."""
+    options = {"k": args.k, "budget": args.budget, "budget_unit": args.budget_unit,
+               "count_tokens": args.tokens, "use_context": args.context}
+    if getattr(args, "tokenizer", None) is not None:
+        options["tokenizer"] = args.tokenizer
+    return EvalSettings.resolve(base, options)
+
+
+def load_inputs(args) -> tuple[Corpus, list]:
+    """The corpus and questions named by ``--corpus`` / ``--questions`` (questions may be a named set)."""
+    corpus_name = args.corpus
+    if corpus_name is None:
+        if args.questions in NAMED_SETS:
+            corpus_name = NAMED_SETS[args.questions][1]
+        else:
+            raise CLIError("--corpus is required when --questions is a file")
+    limit = cap(args)
+    corpus = load_corpus(corpus_name, max_file_bytes=limit)
+    if args.questions is None:
+        raise CLIError("--questions is required (a JSONL file, a Chroma CSV, or a named set: "
+                       + ", ".join(NAMED_SETS) + ")")
+    questions = load_questions(args.questions, corpus, max_file_bytes=limit)
+    if not questions:
+        raise CLIError(f"no questions in {args.questions}")
+    return corpus, questions
+
+
+def evaluate_chunker(corpus: Corpus, questions: Sequence[Any], chunker: Chunker, settings: EvalSettings,
+                     index=None, config: dict[str, Any] | None = None):
+    """:func:`~chunklab.evaluation.evaluate` of one chunker on the corpus (``index`` shared when given)."""
+    chunks, seconds = chunker.chunks(corpus.documents)
+    if not chunks:
+        raise CLIError(f"{chunker.label} made no chunks of corpus {corpus.name!r}")
+    return evaluate(corpus.documents, chunks, questions, settings, index=index, ingest_seconds=seconds,
+                    config=config or chunker.config)
+

@@ -1,0 +1,140 @@
+"""What the command line prints: reports or JSON on stdout, one-line errors and warnings on stderr.
+
+An error (a missing file, a bad parameter, evidence not found) is one line on stderr (many bad
+lines: the first and "N more") and exit status 2, never a traceback; with ``--json`` it is also one
+JSON object ``{"error": ..., "where": ...}`` on stdout. Warnings are ``warning:`` lines on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import sys
+from typing import Any, Callable, Iterable
+
+from ..datasets.files import MAX_FILE_BYTES
+from ..datasets.questions import QuestionError
+
+__all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed"]
+
+
+class CLIError(Exception):
+    """An error reported to the user as one line, exit status 2; ``where`` names the file or option."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+class UsageError(SystemExit):
+    """A usage error found by argparse (exit status 2), reported by ``main`` like every other error."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with where to find help) and exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with NaN and infinities as null (JSON has neither) and numpy scalars as numbers."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()  # numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def dumps(payload: Any, indent: int | None = 2) -> str:
+    data = _jsonable(payload)
+    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a question file may hold "\ud800"): JSON's own escapes
+        text = json.dumps(data, ensure_ascii=True, indent=indent, default=str, allow_nan=False)
+    return text
+
+
+def emit(args, payload: Any, text: Callable[[], str]) -> None:
+    """``payload`` as JSON with ``--json``, else the report ``text()``."""
+    if getattr(args, "json", False):
+        print(dumps(payload))
+    else:
+        print(text())
+
+
+def warn(warnings: Iterable[str]) -> None:
+    """Each warning once, as a ``warning:`` line on stderr."""
+    for w in dict.fromkeys(warnings):
+        print(f"warning: {w}", file=sys.stderr)
+
+
+def cap(args) -> int:
+    """``--max-file-mb`` in bytes."""
+    mb = getattr(args, "max_file_mb", None)
+    if mb is None:
+        return MAX_FILE_BYTES
+    if not (mb > 0 and math.isfinite(mb)):
+        raise CLIError(f"--max-file-mb must be a number > 0, got {mb:g}", where="--max-file-mb")
+    return max(1, round(mb * 1_000_000))
+
+
+def _one_line(message: Any, limit: int = 2000) -> str:
+    text = " ".join(str(message).split("\n")).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fail(message: Any, where: str | None, as_json: bool) -> int:
+    """Report an error: one line on stderr, and with ``--json`` one JSON object on stdout; status 2."""
+    line = _one_line(message)
+    print(f"error: {line}", file=sys.stderr)
+    if as_json:
+        print(dumps({"error": line, "where": where}, indent=None))
+    return 2
+
+
+def question_error(exc: QuestionError, args) -> tuple[str, str | None]:
+    """The first problem of a question file, and how many more (``validate`` lists them all)."""
+    n = len(exc.problems)
+    if not n:
+        return "a problem in the question file", None
+    p = exc.problems[0]
+    first = str(p).strip()
+    where = f"{p.source}:{p.line}" if p.line else p.source
+    if n == 1:
+        return f"1 problem in the question file: {first}", where
+    corpus = shlex.quote(str(getattr(args, "corpus", None) or "CORPUS"))
+    questions = shlex.quote(str(getattr(args, "questions", None) or "FILE"))
+    return (f"{n} problems in the question file, the first: {first} (and {n - 1} more; "
+            f"`python -m chunklab validate --corpus {corpus} --questions {questions}` lists all of them)"), where
+
+
+def where_of(exc: BaseException) -> str | None:
+    where = getattr(exc, "where", None) or getattr(exc, "path", None) or getattr(exc, "filename", None)
+    return None if where is None else str(where)
+
+
+def pipe_closed() -> int:
+    """The reader of stdout went away (``| head``): stop quietly, as Unix tools do.
+
+    As the Python documentation recommends (``signal`` module, note on SIGPIPE), stdout is pointed
+    at devnull so that the interpreter's last flush cannot fail again; the status is 141 (128 +
+    SIGPIPE), what a shell reports for a Unix tool stopped the same way.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 141
