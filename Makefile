@@ -37,6 +37,7 @@ venv: $(VENV_STAMP)
 
 $(VENV_STAMP): requirements.txt constraints.txt pyproject.toml setup.py chunklab/_topk.c \
 		tools/jupyterlab/overrides.json tools/jupyterlab/jupyter_server_config.json
+	bash tools/system_deps.sh book
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade --quiet pip
 	$(PIP) install --quiet -r requirements.txt -c constraints.txt
@@ -60,6 +61,7 @@ $(TEST_STAMP): requirements-test.txt $(VENV_STAMP)
 # shows results of an older chunklab. -W --keep-going: any warning, cell error or
 # stderr output in a chapter fails the build after reporting all of them.
 book: $(VENV_STAMP)
+	bash tools/system_deps.sh book
 	$(BIN)/python tools/offline_assets.py fetch
 	rm -rf $(BOOK_STAMP) $(HTML)/_vendor
 	CHUNKLAB_STATIC_SITE=1 $(BIN)/jupyter-book build . --all -W --keep-going
@@ -69,6 +71,7 @@ $(BOOK_STAMP): $(BOOK_SOURCES)
 	$(MAKE) --no-print-directory book
 
 test: $(TEST_STAMP) $(BOOK_STAMP)
+	bash tools/system_deps.sh test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Everything but the tests marked slow (chapters, the site, OCR, the exercises' wrong answers).

@@ -271,6 +271,13 @@ def test_ocr_reports_missing_language_and_files(tmp_path):
         ocr_mod.ocr_image(tmp_path / "none.png", lang="xxx_fake")
 
 
+def test_missing_language_is_named_with_or_without_tesseract(tmp_path, monkeypatch):
+    monkeypatch.setattr(ocr_mod.shutil, "which", lambda name: None)  # a machine without Tesseract
+    assert "xxx_fake" in ocr_unavailable_reason("xxx_fake") and "tesseract-ocr" in ocr_unavailable_reason("xxx_fake")
+    with pytest.raises(ocr_mod.OcrError, match="cannot OCR"):
+        ocr_mod.ocr_image(tmp_path / "none.png", lang="xxx_fake")
+
+
 def test_without_tesseract_the_scanned_page_is_a_recorded_skip(pdfs, monkeypatch):
     monkeypatch.setattr(ocr_mod.shutil, "which", lambda name: None)
     assert not ocr_available()

@@ -69,7 +69,8 @@ def ocr_unavailable_reason(lang: str = "chi_sim") -> str | None:
     """Why OCR in ``lang`` cannot run here (None when it can)."""
     binary = shutil.which("tesseract")
     if binary is None:
-        return "the tesseract binary is not installed (apt-get install tesseract-ocr tesseract-ocr-chi-sim)"
+        pkgs = " ".join(["tesseract-ocr"] + ["tesseract-ocr-" + m.replace("_", "-").lower() for m in lang.split("+")])
+        return f"the tesseract binary is not installed, so no OCR in {lang} (apt-get install {pkgs})"
     missing = [part for part in lang.split("+") if part not in _langs(binary)]
     if missing:
         pkgs = " ".join("tesseract-ocr-" + m.replace("_", "-").lower() for m in missing)
