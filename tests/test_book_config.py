@@ -36,7 +36,14 @@ def test_chapter_is_a_myst_text_notebook(docname):
 def test_config_fails_on_errors_and_stderr():
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     execute = config["execute"]
-    assert execute["execute_notebooks"] == "force"
+    # Every build executes every chapter from scratch: inline execution keeps no cache (a cache would
+    # not notice a change to chunklab itself) and `--all` (below) re-reads every source. Inline is
+    # also what evaluates the prose's {eval} roles, in the chapter's kernel, where they stand.
+    assert execute["execute_notebooks"] == "inline"
+    assert "cache" not in execute
+    # {eval} holds expressions such as f"{x:.1%}", not only bare names (MyST-NB's default pattern).
+    assert re.match(execute["eval_regex"], 'f"{ch1_hit:+.1%}"')
+    assert "nb_execution_mode" not in config["sphinx"]["config"], "set the execution mode in execute: only"
     assert execute["allow_errors"] is False
     assert execute["stderr_output"] in ("error", "severe")
     assert config["sphinx"]["config"]["language"] == "zh_CN"
@@ -63,3 +70,79 @@ def test_jupyterlab_opens_chapters_as_notebooks():
     if (ROOT / ".venv").resolve() == Path(sys.prefix).resolve():
         assert installed.is_file() and json.loads(installed.read_text()) == json.loads(OVERRIDES.read_text()), (
             "make venv installs tools/jupyterlab/overrides.json into .venv/share/jupyter/lab/settings/")
+
+
+# -- chapters read the same in JupyterLab (jupyterlab-myst) as on the site ---------------------------
+
+#: The MyST directives the chapters may use: each renders on the site and in JupyterLab.
+DIRECTIVES = {"code-cell", "admonition"}
+#: Admonition classes that render in both (jupyterlab-myst draws "dropdown" as a closed box).
+ADMONITION_CLASSES = {"tip", "note", "dropdown"}
+#: The one MyST role the chapters use: {eval}. A {doc} role shows the bare document name in JupyterLab
+#: and its link does not open; a Markdown link to the .md file works in both. {glue:*} shows the key.
+ROLES = {"eval"}
+_FENCE = re.compile(r"^(`{3,}|:{3,})[ \t]*\{([^}]+)\}(.*)$", re.M)
+_ROLE = re.compile(r"(?<![`\w])\{([a-z][\w:-]*)\}`")
+_LINK = re.compile(r"\[([^\[\]\n]+)\]\(([^)\s]+\.md)\)")
+_EVAL = re.compile(r"\{eval\}`([^`]+)`")
+
+
+def _checked_chapters() -> list[str]:
+    return list(toc_docnames())
+
+
+def _prose(path: Path) -> list[str]:
+    """The markdown cells' text of a chapter (code cells are Python, not MyST)."""
+    return [c.source for c in jupytext.read(path).cells if c.cell_type == "markdown"]
+
+
+@pytest.mark.parametrize("docname", _checked_chapters())
+def test_chapter_uses_only_syntax_that_renders_in_jupyterlab(docname):
+    path = source_path(docname)
+    text = path.read_text(encoding="utf-8")
+    problems = []
+    for m in _FENCE.finditer(text):
+        if m.group(2) not in DIRECTIVES:
+            problems.append(f"directive {{{m.group(2)}}} (use a code cell: show_source, ApiReference)")
+    for cls in re.findall(r"^:class:\s*(.+)$", text, re.M):
+        problems += [f"admonition class {c}" for c in cls.split() if c not in ADMONITION_CLASSES]
+    for source in _prose(path):
+        problems += [f"role {{{r}}}" for r in _ROLE.findall(source) if r not in ROLES]
+    for cell in jupytext.read(path).cells:
+        if {"remove-cell", "remove_cell"} & set(cell.metadata.get("tags", [])):
+            # MyST-NB's inline execution skips such a cell: it would run in JupyterLab, never on the site
+            problems.append("a cell tagged remove-cell (use [remove-input, remove-output])")
+    assert "myst_nb" not in text, f"{path.name}: prose values come from chunklab.book.prose.glue, not myst_nb"
+    assert not problems, f"{path.name}: " + "; ".join(sorted(set(problems)))
+
+
+@pytest.mark.parametrize("docname", _checked_chapters())
+def test_eval_roles_are_python_expressions(docname):
+    path = source_path(docname)
+    for source in _prose(path):
+        for expr in _EVAL.findall(source):
+            compile(expr, f"{path.name}: {{eval}}`{expr}`", "eval")   # a SyntaxError names the role
+            assert "\n" not in expr
+
+
+def _title(path: Path) -> str:
+    return re.search(r"^# (.+)$", path.read_text(encoding="utf-8"), re.M).group(1).strip()
+
+
+@pytest.mark.parametrize("docname", _checked_chapters())
+def test_links_between_chapters_open_a_chapter(docname):
+    """[text](chN.md): the site resolves it to the page, JupyterLab opens the file. A link that names
+    the chapter by its full title repeats the title as it is now (the site used to fill it in)."""
+    path = source_path(docname)
+    listed = set(toc_docnames())
+    for source in _prose(path):
+        for text, target in _LINK.findall(source):
+            if "://" in target:
+                continue
+            name = f"chapters/{Path(target).stem}"
+            assert Path(target).parent == Path("."), f"{path.name}: link {target}: chapters link within chapters/"
+            assert name in listed, f"{path.name}: link to {target}, which is not a page of the book"
+            if not re.match(r"第 ?\d+ ?章|附录 ?[A-Z]", text):
+                assert text == _title(source_path(name)), (
+                    f"{path.name}: link text {text!r} should be the title of {target}: {_title(source_path(name))!r}")
+

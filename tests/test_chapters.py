@@ -1,11 +1,18 @@
-"""Every chapter of the book executes cleanly: no error, nothing on stderr.
+"""Every chapter of the book executes cleanly, and its prose reads the same on the site and in JupyterLab.
 
-Each chapter listed in ``_toc.yml`` is read with jupytext and executed with
-nbclient in a fresh ``python3`` kernel of the running interpreter (the venv),
-with the chapter's folder as working directory, exactly as the book build does.
+Each chapter listed in ``_toc.yml`` is read with jupytext and executed cell by cell with
+nbclient in a fresh ``python3`` kernel of the running interpreter (the venv), with the
+chapter's folder as working directory, as the book build does: no error, nothing on stderr.
+
+The prose's ``{eval}`expr``` roles are evaluated twice, as the two readers of the book do:
+where they stand, after the code cells above them (the site: MyST-NB executes inline), and
+once more after the last cell (JupyterLab: jupyterlab-myst evaluates every markdown cell
+after Run All). Both must succeed and agree — a value used before the cell that computes it,
+or bound again later with another value, would read differently in the two.
 """
 from __future__ import annotations
 
+import re
 import sys
 
 import jupytext
@@ -19,6 +26,9 @@ from book_pages import source_path, toc_docnames
 pytestmark = pytest.mark.slow  # executes the book / drives a browser: minutes
 
 CHAPTER_TIMEOUT = 120  # seconds, for a whole chapter
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")
+#: What a prose value must never show: a numpy scalar's or a display object's repr.
+NOT_PLAIN = re.compile(r"^(np|numpy)\.|^<[\w.]+ object")
 
 
 def _kernel_manager(tmp_path) -> KernelManager:
@@ -50,8 +60,16 @@ def test_chapter_executes_without_error_or_stderr(docname, tmp_path):
         allow_errors=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
+    site: list[tuple[int, str, str]] = []   # (cell, expression, text) where the expression stands
     try:
-        client.execute()  # raises CellExecutionError, with the traceback, on the first error
+        with client.setup_kernel():
+            for i, cell in enumerate(nb.cells):
+                if cell.cell_type == "code":
+                    client.execute_cell(cell, i)  # raises CellExecutionError, with the traceback
+                elif cell.cell_type == "markdown":
+                    exprs = EVAL_ROLE.findall(cell.source)
+                    site += [(i, e, text) for e, text in _evaluate(client.kc, exprs).items()]
+            lab = _evaluate(client.kc, sorted({e for _, e, _ in site}))
     finally:
         # nbclient leaves a kernel it did not create running: stop it here.
         if client.kc is not None:
@@ -68,3 +86,28 @@ def test_chapter_executes_without_error_or_stderr(docname, tmp_path):
             elif out.get("output_type") == "stream" and out.get("name") == "stderr":
                 problems.append(f"cell {i} wrote to stderr:\n{out.get('text', '')}")
     assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+    for i, expr, text in site:
+        where = f"markdown cell {i}: {{eval}}`{expr}`"
+        if text.startswith("!"):
+            problems.append(f"{where} fails where it stands ({text[1:]}): compute it in a cell above")
+        elif lab[expr] != text:
+            problems.append(f"{where} reads {text} on the site but {lab[expr]} in JupyterLab: "
+                            "bind a prose value once (chunklab.book.prose.glue)")
+        elif NOT_PLAIN.search(text):
+            problems.append(f"{where} shows {text}: glue a plain str, int or float")
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+def _evaluate(kc, exprs: list[str]) -> dict[str, str]:
+    """Each expression's text/plain as the kernel evaluates it now (``!error`` if it fails)."""
+    if not exprs:
+        return {}
+    reply = kc.execute("", silent=True, store_history=False, reply=True, timeout=60,
+                       user_expressions={str(n): e for n, e in enumerate(exprs)})
+    results = reply["content"]["user_expressions"]
+    out = {}
+    for n, e in enumerate(exprs):
+        r = results[str(n)]
+        out[e] = r["data"].get("text/plain", "") if r["status"] == "ok" else f"!{r['ename']}: {r['evalue']}"
+    return out

@@ -224,8 +224,8 @@ def _overlapping(order: np.ndarray, s_sorted: np.ndarray, cge: np.ndarray, maxle
 def precision_omega(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray) -> np.ndarray:
     """Chroma's precision_Ω per question from global chunk and (padded) gold bounds.
 
-    precision_Ω = |gold covered by chunks| / |union of the chunks overlapping the gold, plus the
-    gold they miss|. Questions with one gold span are computed for all at once (see
+    precision_Ω is the length of the gold covered by chunks, divided by the length of the union of
+    the chunks overlapping the gold plus the gold they miss. Questions with one gold span are computed for all at once (see
     :func:`_precision_omega_single`); the others one by one (:func:`_precision_omega_loop`).
     """
     n = gs.shape[0]

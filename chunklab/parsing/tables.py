@@ -1,4 +1,4 @@
-"""Tables in text: find Markdown pipe tables and HTML ``<table>``s and read their rows.
+"""Tables in text: find Markdown pipe tables and HTML ``<table>`` elements and read their rows.
 
 :func:`find_tables` locates each table (with the caption line above it and a
 note line below it), its header and its rows as document offsets;

@@ -1,7 +1,7 @@
 """The parsed-PDF data model: pages, their text segments and boxes, and why a page was skipped.
 
-:mod:`.pdf` builds pages of segments from a file (:mod:`.tables` makes the table
-segments), and :mod:`.layout` orders and filters them. Coordinates are pdfplumber's:
+:mod:`chunklab.preprocess.pdf` builds pages of segments from a file (:mod:`chunklab.preprocess.tables` makes the table
+segments), and :mod:`chunklab.preprocess.layout` orders and filters them. Coordinates are pdfplumber's:
 points, origin at the top-left corner of the page, ``bbox = (x0, top, x1, bottom)``.
 """
 from __future__ import annotations
