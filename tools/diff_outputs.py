@@ -34,11 +34,13 @@ def _join(value) -> str:
 
 def cell_outputs(cell: dict) -> list[str]:
     """One comparable string per output of a code cell (images as a content hash)."""
-    out = []
+    out: list[str] = []
     for o in cell.get("outputs", []):
         kind = o.get("output_type")
         if kind == "stream":
-            out.append(f"[{o.get('name')}] " + _join(o.get("text", "")))
+            text = f"[{o.get('name')}] " + _join(o.get("text", ""))
+            if not (out and out[-1] == text):  # MyST-NB's inline mode can store a merged stream twice
+                out.append(text)
         elif kind == "error":
             out.append(f"[error] {o.get('ename')}: {o.get('evalue')}")
         else:
@@ -77,15 +79,28 @@ def compare_dirs(old: Path, new: Path, patterns: list[re.Pattern]) -> list[str]:
     for rel in sorted(set(old_files) & set(new_files)):
         a = [c for c in json.loads(old_files[rel].read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
         b = [c for c in json.loads(new_files[rel].read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-        if len(a) != len(b):
-            problems.append(f"{rel}: {len(a)} code cells -> {len(b)}")
-        for i, (ca, cb) in enumerate(zip(a, b)):
-            oa = [_mask(s, patterns) for s in cell_outputs(ca)]
-            ob = [_mask(s, patterns) for s in cell_outputs(cb)]
-            if oa != ob:
-                detail = (_first_difference("\n".join(oa), "\n".join(ob)) if len(oa) == len(ob)
-                          else f"{len(oa)} outputs -> {len(ob)}")
-                problems.append(f"{rel} cell {i}: {detail}")
+        # Cells are paired by their source (a change may add or remove cells); unpaired cells with
+        # outputs are reported as added or removed.
+        matcher = difflib.SequenceMatcher(a=[_join(c["source"]) for c in a], b=[_join(c["source"]) for c in b],
+                                          autojunk=False)
+        pairs: list[tuple[int | None, int | None]] = []
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                pairs += list(zip(range(i1, i2), range(j1, j2)))
+            else:
+                pairs += [(i, None) for i in range(i1, i2)] + [(None, j) for j in range(j1, j2)]
+        for i, j in pairs:
+            oa = [_mask(s, patterns) for s in cell_outputs(a[i])] if i is not None else []
+            ob = [_mask(s, patterns) for s in cell_outputs(b[j])] if j is not None else []
+            if oa == ob:
+                continue
+            if i is None or j is None:
+                problems.append(f"{rel} cell {'-' if i is None else i} -> {'-' if j is None else j}: "
+                                f"{'added' if i is None else 'removed'} cell with outputs")
+                continue
+            detail = (_first_difference("\n".join(oa), "\n".join(ob)) if len(oa) == len(ob)
+                      else f"{len(oa)} outputs -> {len(ob)}")
+            problems.append(f"{rel} cell {i} -> {j}: {detail}")
         ga, gb = old_files[rel].with_suffix(".glue.json"), new_files[rel].with_suffix(".glue.json")
         if ga.exists() or gb.exists():
             va = json.loads(ga.read_text(encoding="utf-8")) if ga.exists() else {}
