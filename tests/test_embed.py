@@ -196,3 +196,67 @@ def test_integer_options_are_checked_by_their_declaration():
     assert LSAEmbedder(max_features=None).max_features is None
     with pytest.raises(TypeError, match=r"^maxsize must be an int >= 1, got True$"):
         CachedEmbedder(lambda ts: np.zeros((len(ts), 2)), maxsize=True)
+
+
+# -- the fast paths give the same LSA ---------------------------------------------------------------
+
+class StringPathLSA(LSAEmbedder):
+    """The same embedder counting n-grams string by string (the path for n-grams over 3 characters)."""
+
+    @property
+    def _integer_keys(self):
+        return False
+
+
+TRICKY = ["年假  可以\t结转\n\n到次年", "　全角空格　开头", "😀 表情 😀😀", "孤立代理\ud800字符", "NUL\x00字符", "", "   ",
+          "a b", "ab", "ba", "aab", "年假年假年假"] + LEAVE + TRAVEL
+
+
+@pytest.mark.parametrize("ngram", [(1, 1), (1, 2), (2, 3), (1, 3)])
+def test_integer_ngram_keys_give_the_string_path_bit_for_bit(ngram):
+    fast = LSAEmbedder(dims=6, ngram=ngram).fit(TRICKY)
+    slow = StringPathLSA(dims=6, ngram=ngram).fit(TRICKY)
+    assert fast.vocabulary_ == slow.vocabulary_ and list(fast.vocabulary_) == list(slow.vocabulary_)
+    np.testing.assert_array_equal(fast.idf_, slow.idf_)
+    a, b = fast._tfidf(TRICKY + ["未见过的字"]), slow._tfidf(TRICKY + ["未见过的字"])
+    for attr in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+    np.testing.assert_array_equal(fast.components_, slow.components_)
+    np.testing.assert_array_equal(fast(TRICKY), slow(TRICKY))
+    capped = LSAEmbedder(dims=3, ngram=ngram, max_features=7).fit(TRICKY)
+    assert capped.vocabulary_ == StringPathLSA(dims=3, ngram=ngram, max_features=7).fit(TRICKY).vocabulary_
+
+
+def test_ngrams_over_three_characters_take_the_string_path():
+    emb = LSAEmbedder(dims=2, ngram=(2, 4)).fit(CORPUS)
+    assert not emb._integer_keys and "年假天数" in emb.vocabulary_ and emb(["年假天数"]).shape == (1, 2)
+
+
+@pytest.fixture(scope="module")
+def labour_sentences():
+    from chunklab.datasets import load_corpus
+    from chunklab.retrieval.embed import corpus_sentences
+
+    return corpus_sentences(load_corpus("laws:劳动合同法"))
+
+
+def test_arpack_finds_the_exact_directions(labour_sentences):
+    exact = LSAEmbedder(svd="exact").fit(labour_sentences)
+    arpack = LSAEmbedder(svd="arpack").fit(labour_sentences)
+    assert (exact.svd_used_, arpack.svd_used_) == ("exact", "arpack")
+    np.testing.assert_allclose(arpack.singular_values_, exact.singular_values_, rtol=1e-12)
+    np.testing.assert_allclose(arpack.components_, exact.components_, atol=1e-10)  # signs fixed alike
+    np.testing.assert_allclose(arpack(labour_sentences), exact(labour_sentences), atol=1e-10)
+    assert arpack.name != exact.name  # a forced method is part of the name (cache keys)
+
+
+def test_the_svd_method_follows_the_size(monkeypatch):
+    sizes = {}
+    for n in (5, 12, 30):
+        monkeypatch.setattr(embed, "_DENSE_EIGH_LIMIT", 10)
+        monkeypatch.setattr(embed, "_EXACT_SVD_LIMIT", 20)
+        sizes[n] = LSAEmbedder(dims=3).fit([f"{CORPUS[i % len(CORPUS)]}{i}" for i in range(n)]).svd_used_
+    assert sizes == {5: "exact", 12: "arpack", 30: "randomized"}
+    assert LSAEmbedder(dims=8, svd="arpack").fit(CORPUS[:5]).svd_used_ == "exact"  # ARPACK needs k < n - 1
+    with pytest.raises(ValueError, match="svd must be one of 'auto', 'exact', 'arpack', 'randomized'"):
+        LSAEmbedder(svd="lapack")

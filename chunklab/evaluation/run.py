@@ -18,6 +18,7 @@ import numpy as np
 from ..core import Chunk, Document
 from ..datasets.questions import Question
 from ..retrieval import CorpusIndex, Layout, make_retriever
+from ..retrieval.embedders import EmbedStats, embedder_name, resolve_embedder
 from ..retrieval.factory import BM25Retriever
 from .metrics import METRICS, question_metrics, select_budget
 from .misses import SYMPTOMS, attribute_misses
@@ -150,7 +151,7 @@ def compare(a: EvalResult, b: EvalResult, metrics: Sequence[str] = ("hit", "reca
 
 def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question],
              settings: EvalSettings | None = None, *, index: CorpusIndex | None = None,
-             embedder: Callable[[list[str]], Any] | None = None, config: Mapping[str, Any] | None = None,
+             embedder: str | Callable[[list[str]], Any] | None = None, config: Mapping[str, Any] | None = None,
              ingest_seconds: float | None = None, **options: Any) -> EvalResult:
     """Retrieve for every question and measure.
 
@@ -164,7 +165,9 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     The engine is built by :func:`~chunklab.retrieval.make_retriever` from ``settings.engine``:
     ``"bm25"`` / ``"fast"`` ranks with BM25 on ``index`` — a :class:`~chunklab.retrieval.CorpusIndex`
     built once and reused across chunkings — or on one built here; ``"dense"`` and ``"hybrid"``
-    need ``embedder``. When ``index`` was built on exactly ``documents``, the metrics use its
+    need an embedder: ``embedder`` (a name such as ``"e5-small"`` or ``"lsa"``, or an object; see
+    :func:`~chunklab.retrieval.get_embedder`), else ``settings.embedder``. When ``index`` was
+    built on exactly ``documents``, the metrics use its
     :class:`~chunklab.retrieval.Layout` and the chunks are placed on it once. Rankings go
     ``settings.ranking_depth`` deep (at most ``max(number of chunks, 50)``: deeper holds only
     padding): the top ``k`` are scored, the rest serve the budget and the miss attribution. A
@@ -174,8 +177,12 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     When no question retrieved any chunk, ``EvalResult.warnings`` says so and why.
 
     ``config`` (plain data about the chunking) heads the result's ``summary()``; ``engine``,
-    ``tokenizer`` and ``use_context`` are added unless it has them. ``ingest_seconds`` (the time
-    the chunking took) is reported with the structure. Timings: ``index`` (building a named
+    ``tokenizer`` and ``use_context`` are added unless it has them, and with ``"dense"`` or
+    ``"hybrid"`` also ``embedder`` (its name) and, for an embedder that counts tokens (e5),
+    ``embedder_over_limit`` and ``embedder_tokens_over``: how many chunk texts and questions were
+    longer than the model's input limit, and by how many tokens in all (a warning says what
+    happened to them). ``ingest_seconds`` (the time the chunking took) is reported with the
+    structure. Timings: ``index`` (building a named
     engine), ``search`` and ``metrics``.
 
     >>> from chunklab.core import Document, Chunk
@@ -189,7 +196,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     >>> evaluate([doc], cs, [Q("q1", "合同效力", [("d", 6, 11)])], kk=1)
     Traceback (most recent call last):
     ...
-    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, tokenizer, engine, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
     """
     s = EvalSettings.resolve(settings, options)
     if len(chunks) == 0:
@@ -208,7 +215,11 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    retriever = make_retriever(s.engine, documents, chunks, tokenizer=s.tokenizer, index=index, embedder=embedder,
+    spec = embedder if embedder is not None else s.embedder
+    dense = isinstance(s.engine, str) and s.engine in ("dense", "hybrid")
+    emb = resolve_embedder(spec, documents) if dense and spec is not None else spec
+    before = emb.stats.copy() if dense and isinstance(getattr(emb, "stats", None), EmbedStats) else None
+    retriever = make_retriever(s.engine, documents, chunks, tokenizer=s.tokenizer, index=index, embedder=emb,
                                use_context=s.use_context, rrf_constant=s.rrf_constant,
                                bounds=bounds if index is None or shared else None)
     if isinstance(s.engine, str):
@@ -236,9 +247,27 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     cfg.setdefault("tokenizer", s.tokenizer_name)
     cfg.setdefault("use_context", s.use_context)
     warnings = []
+    if dense:
+        cfg.setdefault("embedder", embedder_name(spec))
+    if before is not None:
+        used = emb.stats - before
+        if getattr(emb, "max_tokens", None) is not None:
+            cfg.setdefault("embedder_over_limit", used.over_limit)
+            cfg.setdefault("embedder_tokens_over", used.tokens_over)
+        if used.over_limit:
+            warnings.append(_over_limit(emb, used))
     if questions and ranked.shape[1] and bool((ranked[:, 0] < 0).all()):
         warnings.append(_nothing_retrieved(retriever, qtexts, n_chunks))
     return EvalResult(cfg, s.k, ids, pq, agg, structure, bad, timings, s.budget, ranked, s, warnings, k_used)
+
+
+def _over_limit(emb: Any, used: EmbedStats) -> str:
+    """The note that texts were longer than the embedder's input limit, and what happened to them."""
+    what = {"truncate": "each was cut to the longest prefix that fits",
+            "window": "each was embedded in windows of the limit, averaged"}.get(getattr(emb, "overflow", ""), "")
+    return (f"{used.over_limit} of the {used.texts} texts embedded by {emb.name} were longer than its "
+            f"{emb.max_tokens}-token input limit ({used.tokens_over} tokens past it in all)"
+            + (f": {what}" if what else ""))
 
 
 def _nothing_retrieved(retriever: Any, qtexts: list[str], n_chunks: int) -> str:

@@ -15,6 +15,7 @@ from ..params import Param
 from ..retrieval import TOKENIZERS, Retriever, Tokenizer
 from ..retrieval.bm25 import TOP_K
 from ..retrieval.dense import RRF_CONSTANT
+from ..retrieval.embedders import EMBEDDERS, check_embedder, embedder_name
 from ..retrieval.factory import RETRIEVERS, check_retriever
 
 __all__ = ["EvalSettings"]
@@ -42,6 +43,11 @@ class EvalSettings:
         the retriever: ``"bm25"`` (``"fast"`` is its older name, and the default, kept so that
         ``summary()["engine"]`` reads as before), ``"reference"``, ``"dense"``, ``"hybrid"`` (see
         :func:`~chunklab.retrieval.make_retriever`), or any object with ``search(queries, k)``;
+    ``embedder``
+        the embedder of ``"dense"`` and ``"hybrid"`` (ignored by the others): a name —
+        ``"lsa"`` (fitted on the sentences of the evaluated documents), ``"e5-small"``,
+        ``"use-multilingual"`` (see :func:`~chunklab.retrieval.get_embedder`) — or an embedder
+        object; None: the ``embedder=`` argument of ``evaluate``, which those engines then need;
     ``use_context``
         index ``chunk.embed_text`` (context + text) instead of ``chunk.text``;
     ``depth``
@@ -64,7 +70,7 @@ class EvalSettings:
     >>> s.replace(n_bot=100)
     Traceback (most recent call last):
     ...
-    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, tokenizer, engine, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
     """
 
     k: int = 5
@@ -72,6 +78,7 @@ class EvalSettings:
     budget_unit: str = "chars"
     tokenizer: str | Tokenizer = "bigram"
     engine: str | Retriever = "fast"
+    embedder: Any = None
     use_context: bool = False
     depth: int | None = None
     n_boot: int = 2000
@@ -79,13 +86,14 @@ class EvalSettings:
     count_tokens: bool = False
     rrf_constant: float = 60
 
-    #: The declaration of each field (``tokenizer`` and ``engine`` also accept objects, see above).
+    #: The declaration of each field (``tokenizer``, ``engine`` and ``embedder`` also accept objects, see above).
     PARAMS: ClassVar[Mapping[str, Param]] = {
         "k": TOP_K,
         "budget": Param("int", None, "context budget (characters or tokens), instead of k", low=1, none_ok=True),
         "budget_unit": Param("choice", "chars", "unit of the budget", choices=("chars", "tokens")),
         "tokenizer": Param("choice", "bigram", "BM25 tokeniser", choices=tuple(TOKENIZERS)),
         "engine": Param("choice", "fast", "retriever", choices=RETRIEVERS),
+        "embedder": Param("choice", None, "embedder of dense and hybrid retrieval", choices=EMBEDDERS, none_ok=True),
         "use_context": Param("bool", False, "index chunk.embed_text (context + text)"),
         "depth": Param("int", None, "ranking depth (at least k; None: max(k, 50))", low=1, none_ok=True),
         "n_boot": Param("int", 2000, "bootstrap resamples", low=1),
@@ -99,6 +107,8 @@ class EvalSettings:
             value = getattr(self, f.name)
             if f.name == "engine":
                 value = check_retriever(value, "engine")
+            elif f.name == "embedder":
+                value = check_embedder("embedder", value)
             elif f.name == "tokenizer" and isinstance(value, Tokenizer):
                 pass
             elif f.name == "tokenizer" and not isinstance(value, str):
@@ -151,12 +161,18 @@ class EvalSettings:
         return self.engine if isinstance(self.engine, str) else type(self.engine).__name__
 
     @property
+    def embedder_name(self) -> str | None:
+        """``embedder`` as recorded in a result's config: the name, or the object's ``name``, or None."""
+        return embedder_name(self.embedder)
+
+    @property
     def tokenizer_name(self) -> str:
         """``tokenizer`` as recorded in a result's config: the name, or the tokeniser's ``name``."""
         return self.tokenizer if isinstance(self.tokenizer, str) else getattr(self.tokenizer, "name", "?")
 
     def as_dict(self) -> dict[str, Any]:
-        """The options as a plain dict (engine and tokenizer objects by name)."""
+        """The options as a plain dict (engine, embedder and tokenizer objects by name)."""
         out = {name: getattr(self, name) for name in self.names()}
         out["engine"], out["tokenizer"] = self.engine_name, self.tokenizer_name
+        out["embedder"] = self.embedder_name
         return out

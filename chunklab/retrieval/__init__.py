@@ -14,8 +14,11 @@ fast enough to run a method x parameter matrix in seconds.
   index is built from character ranges.
 * ``dense``: :class:`DenseIndex` (cosine top-k) and reciprocal rank fusion (:func:`rrf_scores`,
   :func:`rrf`, :func:`fuse`).
-* ``embed``: the embedders (:class:`LSAEmbedder`, the sentence-transformers adapter,
-  :class:`CachedEmbedder`).
+* ``embed``: the embedder protocol, :class:`LSAEmbedder` (counting n-grams with ``ngrams``), the
+  sentence-transformers adapter and :class:`CachedEmbedder` (in memory).
+* ``embedders``: embedders by name, neural ones included (:func:`get_embedder`: ``lsa``,
+  ``e5-small``, ``use-multilingual``, or any ``encode`` object or callable), all offline.
+* ``embed_cache``: :class:`EmbeddingCache`, vectors on disk keyed by (model, mode, text).
 * ``factory``: :func:`make_retriever`, a retriever over a chunking by name (``bm25``,
   ``reference``, ``dense``, ``hybrid``).
 """
@@ -26,6 +29,11 @@ from .corpus_index import CorpusIndex
 from .dense import DenseIndex, fuse, rrf, rrf_scores
 from .embed import (
     CachedEmbedder, Embedder, LSAEmbedder, SentenceTransformerEmbedder, check_embeddings, normalize_rows,
+)
+from .embed_cache import EmbeddingCache
+from .embedders import (
+    DEFAULT_EMBEDDER, EMBEDDERS, CallableEmbedder, E5Embedder, EmbedStats, EncodeEmbedder, NeuralEmbedder,
+    USEEmbedder, get_embedder,
 )
 from .factory import RETRIEVERS, Retriever, make_retriever
 from .layout import Layout
@@ -39,4 +47,6 @@ __all__ = [
     "Layout", "Ranking", "BM25Reference", "BM25Fast", "CorpusIndex", "DenseIndex", "rrf", "rrf_scores", "fuse", "top_k",
     "RETRIEVERS", "Retriever", "make_retriever",
     "Embedder", "LSAEmbedder", "SentenceTransformerEmbedder", "CachedEmbedder", "normalize_rows", "check_embeddings",
+    "EMBEDDERS", "DEFAULT_EMBEDDER", "get_embedder", "NeuralEmbedder", "E5Embedder", "USEEmbedder", "EncodeEmbedder",
+    "CallableEmbedder", "EmbedStats", "EmbeddingCache",
 ]

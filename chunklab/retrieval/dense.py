@@ -20,6 +20,10 @@ __all__ = ["DenseIndex", "RRF_CONSTANT", "rrf", "rrf_scores", "fuse"]
 class DenseIndex:
     """Cosine top-k with any embedder: ``embedder(list[str]) -> 2-D array`` of L2-normalised rows.
 
+    An embedder with retrieval modes (``embed_passages`` / ``embed_queries``, as
+    :class:`~chunklab.retrieval.embedders.E5Embedder`) embeds the texts as passages and the
+    queries as queries; any other is called the same way for both.
+
     >>> emb = lambda ts: np.array([[1.0, 0.0] if "甲" in t else [0.0, 1.0] for t in ts])
     >>> DenseIndex(["甲方", "乙方"], emb).search(["甲"], k=1).ids.tolist()
     [[0]]
@@ -29,16 +33,16 @@ class DenseIndex:
         if not callable(embedder):
             raise TypeError(f"embedder must be a callable list[str] -> array, got {type(embedder).__name__}")
         self.embedder = embedder
-        self.matrix = self._embed(list(texts))
+        self.matrix = self._embed(list(texts), getattr(embedder, "embed_passages", None))
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        m = np.asarray(self.embedder(texts), dtype=float)
+    def _embed(self, texts: list[str], method: Callable[[list[str]], Any] | None = None) -> np.ndarray:
+        m = np.asarray((method or self.embedder)(texts), dtype=float)
         if m.ndim != 2 or m.shape[0] != len(texts):
             raise ValueError(f"embedder must return a 2-D array with one row per text, got shape {m.shape}")
         return m
 
     def search(self, queries: Sequence[str], k: int = 5) -> Ranking:
-        q = self._embed(list(queries))
+        q = self._embed(list(queries), getattr(self.embedder, "embed_queries", None))
         return top_k(q @ self.matrix.T, k)
 
 

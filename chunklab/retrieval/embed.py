@@ -18,6 +18,9 @@ Three are provided:
   book does not need it.
 * :class:`CachedEmbedder`, which wraps either so repeated texts (widgets that
   re-run on every slider move) are embedded once.
+
+Neural models (multilingual-e5-small, USE multilingual), any ``encode`` object or callable, and
+an on-disk cache are in :mod:`chunklab.retrieval.embedders` (:func:`~chunklab.retrieval.get_embedder`).
 """
 from __future__ import annotations
 
@@ -28,11 +31,12 @@ from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkabl
 
 import numpy as np
 import scipy.sparse as sp
-
-from ..params import Param
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from ..core import as_document
+from ..params import Param
 from ..parsing.text import sentence_spans
+from .ngrams import MAX_KEY_CHARS, count_matrix, document_frequencies, gram_keys, key_digits, key_to_str
 
 __all__ = ["Embedder", "LSAEmbedder", "SentenceTransformerEmbedder", "CachedEmbedder", "normalize_rows",
            "check_embeddings"]
@@ -80,9 +84,16 @@ def _check_texts(texts: Any) -> list[str]:
 
 # -- latent semantic analysis --------------------------------------------------
 
-#: Above this many fitted texts the SVD switches from the exact Gram-matrix
-#: eigendecomposition to a seeded randomized SVD (Halko, Martinsson & Tropp 2011).
+#: The SVD of a fit on ``n`` texts (``svd="auto"``): up to this many, the exact eigendecomposition
+#: of the ``n x n`` Gram matrix (``numpy.linalg.eigh``, cubic in ``n``) ...
+_DENSE_EIGH_LIMIT = 1000
+#: ... up to this many, ARPACK's Lanczos iteration for the top ``dims`` eigenpairs of the same Gram
+#: matrix (linear in ``n`` per iteration, never formed as a dense matrix; it agrees with ``eigh`` to
+#: about 1e-15, see ``tests/test_embed.py``); above, a seeded randomized SVD (Halko, Martinsson &
+#: Tropp 2011), which is approximate in its trailing directions.
 _EXACT_SVD_LIMIT = 4000
+#: How the SVD is computed (``svd=``): by size, or always one way.
+SVD_METHODS = ("auto", "exact", "arpack", "randomized")
 
 
 class LSAEmbedder:
@@ -103,8 +114,14 @@ class LSAEmbedder:
     :meth:`from_documents`) rather than on one document: the idf weights and
     the topics are then estimated from many more texts, and one vector space
     is shared by every document. Deterministic: same input, same vectors
-    (exact eigendecomposition, or a fixed-seed randomized SVD on large corpora,
-    and a fixed sign for every direction).
+    (and a fixed sign for every direction).
+
+    ``svd``: ``"auto"`` (the default) takes the exact eigendecomposition of the Gram matrix up to
+    1,000 texts, ARPACK's Lanczos iteration up to 4,000 (the same directions to ~1e-15, without the
+    cubic cost) and a fixed-seed randomized SVD above; ``"exact"``, ``"arpack"`` or
+    ``"randomized"`` force one. N-grams of up to three characters are counted with integer keys
+    (:mod:`chunklab.retrieval.ngrams`), longer ones string by string: same matrices either way.
+    Vectors are float64.
 
     >>> emb = LSAEmbedder(dims=2).fit(["年假按工龄计算", "年假可以结转", "差旅住宿标准", "差旅交通报销"])
     >>> v = emb(["年假结转", "差旅报销"])
@@ -113,21 +130,26 @@ class LSAEmbedder:
     """
 
     def __init__(self, dims: int = 128, ngram: tuple[int, int] = (1, 2), sublinear_tf: bool = True,
-                 max_features: int | None = 200_000, seed: int = 0) -> None:
+                 max_features: int | None = 200_000, seed: int = 0, svd: str = "auto") -> None:
         dims = Param("int", 128, low=1).validate("dims", dims)
         if (not isinstance(ngram, tuple) or len(ngram) != 2 or not all(isinstance(x, int) for x in ngram)
                 or not 1 <= ngram[0] <= ngram[1] <= 5):
             raise ValueError(f"ngram must be a pair (lo, hi) of ints with 1 <= lo <= hi <= 5, got {ngram!r}")
         max_features = Param("int", 200_000, low=1, none_ok=True).validate("max_features", max_features)
+        self.svd = Param("choice", "auto", choices=SVD_METHODS).validate("svd", svd)
         self.dims = dims
         self.ngram = ngram
         self.sublinear_tf = sublinear_tf
         self.max_features = max_features
         self.seed = seed
-        self.vocabulary_: dict[str, int] | None = None
+        self._vocab: dict[str, int] | None = None     # n-gram -> column (built lazily from the keys)
+        self._keys: np.ndarray | None = None           # integer keys in column order (ngram hi <= 3)
+        self._sorted_keys: np.ndarray | None = None
+        self._sorted_cols: np.ndarray | None = None
         self.idf_: np.ndarray | None = None
         self.components_: np.ndarray | None = None   # (n_features, k)
         self.singular_values_: np.ndarray | None = None
+        self.svd_used_: str | None = None
         self._fingerprint = "unfitted"
 
     # -- naming ----------------------------------------------------------------
@@ -135,7 +157,8 @@ class LSAEmbedder:
     def name(self) -> str:
         """Identifies the embedder *and* what it was fitted on (the cache key depends on both)."""
         lo, hi = self.ngram
-        return f"lsa-char{lo}{hi}-d{self.dims}-{self._fingerprint}"
+        forced = "" if self.svd == "auto" else f"-{self.svd}"
+        return f"lsa-char{lo}{hi}-d{self.dims}{forced}-{self._fingerprint}"
 
     def __repr__(self) -> str:
         k = 0 if self.components_ is None else self.components_.shape[1]
@@ -144,6 +167,24 @@ class LSAEmbedder:
     @property
     def fitted(self) -> bool:
         return self.components_ is not None
+
+    @property
+    def vocabulary_(self) -> dict[str, int] | None:
+        """``{n-gram: column}`` of the fitted vocabulary (None before fitting)."""
+        if self._vocab is None and self._keys is not None:
+            self._vocab = {key_to_str(k): i for i, k in enumerate(self._keys.tolist())}
+        return self._vocab
+
+    @property
+    def n_features_(self) -> int:
+        """The vocabulary's size (0 before fitting)."""
+        if self._keys is not None:
+            return len(self._keys)
+        return len(self._vocab) if self._vocab is not None else 0
+
+    @property
+    def _integer_keys(self) -> bool:
+        return self.ngram[1] <= MAX_KEY_CHARS
 
     # -- features --------------------------------------------------------------
     def _grams(self, text: str) -> Iterable[str]:
@@ -155,41 +196,64 @@ class LSAEmbedder:
                 if not g.isspace():
                     yield g
 
-    def _tf(self, texts: Sequence[str], vocab: dict[str, int]) -> sp.csr_matrix:
-        indptr, indices, data = [0], [], []
-        for t in texts:
-            counts = Counter(g for g in self._grams(t) if g in vocab)
-            indices.extend(vocab[g] for g in counts)
-            data.extend(counts.values())
-            indptr.append(len(indices))
-        m = sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64),
-                           np.asarray(indptr, dtype=np.int64)), shape=(len(texts), len(vocab)))
-        m.sort_indices()
+    def _tf(self, texts: Sequence[str]) -> sp.csr_matrix:
+        if self._integer_keys:
+            keys, rows = gram_keys(texts, *self.ngram)
+            m = count_matrix(keys, rows, len(texts), self._sorted_keys, self._sorted_cols, self.n_features_)
+        else:
+            vocab = self._vocab
+            indptr, indices, data = [0], [], []
+            for t in texts:
+                counts = Counter(g for g in self._grams(t) if g in vocab)
+                indices.extend(vocab[g] for g in counts)
+                data.extend(counts.values())
+                indptr.append(len(indices))
+            m = sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64),
+                               np.asarray(indptr, dtype=np.int64)), shape=(len(texts), len(vocab)))
+            m.sort_indices()
         if self.sublinear_tf:
             m.data = 1.0 + np.log(m.data)
         return m
 
     def _tfidf(self, texts: Sequence[str]) -> sp.csr_matrix:
-        m = self._tf(texts, self.vocabulary_) @ sp.diags(self.idf_)
+        m = self._tf(texts) @ sp.diags(self.idf_)
         norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
         norms[norms == 0] = 1.0
         return sp.csr_matrix(sp.diags(1.0 / norms) @ m)
 
     # -- fitting ---------------------------------------------------------------
+    def _learn_vocabulary(self, texts: list[str]) -> np.ndarray:
+        """Set the vocabulary (most frequent n-grams first, ties in string order); return their document frequencies."""
+        n = len(texts)
+        if self._integer_keys:
+            keys, rows = gram_keys(texts, *self.ngram)
+            uniq, df = document_frequencies(keys, rows, n)
+            digits = key_digits(uniq, self.ngram[1])
+            order = np.lexsort([digits[:, j] for j in range(digits.shape[1] - 1, -1, -1)] + [-df])
+            if self.max_features is not None:
+                order = order[: self.max_features]
+            self._keys = uniq[order]
+            self._sorted_cols = np.argsort(self._keys, kind="stable")
+            self._sorted_keys = self._keys[self._sorted_cols]
+            self._vocab = None
+            return df[order].astype(np.float64)
+        dfc: Counter[str] = Counter()
+        for t in texts:
+            dfc.update(set(self._grams(t)))
+        grams = sorted(dfc, key=lambda g: (-dfc[g], g))  # deterministic order
+        if self.max_features is not None:
+            grams = grams[: self.max_features]
+        self._vocab = {g: i for i, g in enumerate(grams)}
+        self._keys = self._sorted_keys = self._sorted_cols = None
+        return np.array([dfc[g] for g in grams], dtype=np.float64)
+
     def fit(self, texts: Sequence[str]) -> "LSAEmbedder":
         """Learn vocabulary, idf and latent directions from ``texts``; returns ``self``."""
         texts = _check_texts(texts)
-        df: Counter[str] = Counter()
-        for t in texts:
-            df.update(set(self._grams(t)))
-        grams = sorted(df, key=lambda g: (-df[g], g))  # deterministic order
-        if self.max_features is not None:
-            grams = grams[: self.max_features]
-        self.vocabulary_ = {g: i for i, g in enumerate(grams)}
         n = len(texts)
-        dfs = np.array([df[g] for g in grams], dtype=np.float64)
+        dfs = self._learn_vocabulary(texts)
         self.idf_ = np.log((1.0 + n) / (1.0 + dfs)) + 1.0  # smoothed idf, as in scikit-learn
-        x = self._tfidf(texts) if grams else sp.csr_matrix((n, 0))
+        x = self._tfidf(texts) if self.n_features_ else sp.csr_matrix((n, 0))
         self.components_, self.singular_values_ = self._svd(x)
         digest = hashlib.sha1()
         for t in texts:
@@ -201,24 +265,31 @@ class LSAEmbedder:
         n, f = x.shape
         k = min(self.dims, n, f)
         if k == 0:
+            self.svd_used_ = "exact"
             return np.zeros((f, 0)), np.zeros(0)
-        if n <= _EXACT_SVD_LIMIT:
+        method = self.svd
+        if method == "auto":
+            method = "randomized" if n > _EXACT_SVD_LIMIT else "arpack" if n > _DENSE_EIGH_LIMIT else "exact"
+        if method == "arpack" and k >= n - 1:
+            method = "exact"  # ARPACK finds at most n - 2 eigenpairs; such a matrix is small anyway
+        self.svd_used_ = method
+        if method == "randomized":
+            v, s = _randomized_svd(x, k, self.seed)
+        else:
             # NOTE: with few texts and many n-grams, the n x n Gram matrix X X^T is small;
             # its eigenvectors are the left singular vectors, and V = X^T U / s. eigh is
-            # exact and deterministic, unlike ARPACK (svds) which starts from a random vector.
-            gram = (x @ x.T).toarray()
-            w, u = np.linalg.eigh(gram)
-            order = np.argsort(-w, kind="stable")[:k]
-            w, u = w[order], u[:, order]
+            # exact and deterministic; ARPACK (a seeded start vector, tolerance 0: machine
+            # precision) finds the same top k eigenpairs with matrix-vector products only.
+            w, u = _gram_eigh(x, k) if method == "exact" else _gram_arpack(x, k, self.seed)
             keep = w > 1e-10 * max(float(w[0]), 1e-300)
             w, u = w[keep], u[:, keep]
             s = np.sqrt(w)
             v = np.asarray(x.T @ u) / s
-        else:
-            v, s = _randomized_svd(x, k, self.seed)
         # Fix each direction's sign: its largest-magnitude coordinate is positive.
         if v.shape[1]:
-            idx = np.argmax(np.abs(v), axis=0)
+            # NOTE: argmax over the rows of the contiguous transpose: the same first maximum as
+            # argmax(axis=0) on v, without striding through a (features x k) array k times.
+            idx = np.argmax(np.ascontiguousarray(np.abs(v).T), axis=1)
             signs = np.sign(v[idx, np.arange(v.shape[1])])
             signs[signs == 0] = 1.0
             v = v * signs
@@ -231,11 +302,7 @@ class LSAEmbedder:
         This is the recommended use for semantic chunking: one space for the
         whole corpus, idf estimated over all of it.
         """
-        texts = []
-        for i, d in enumerate(documents):
-            doc = as_document(d, f"doc{i}")
-            texts.extend(doc.text[s:e] for s, e in sentence_spans(doc.text) if doc.text[s:e].strip())
-        return cls(**params).fit(texts)
+        return cls(**params).fit(corpus_sentences(documents))
 
     # -- transforming ----------------------------------------------------------
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
@@ -245,13 +312,48 @@ class LSAEmbedder:
                                "or LSAEmbedder.from_documents(documents)")
         if not texts:
             return np.zeros((0, self.components_.shape[1]))
-        if not self.vocabulary_:
+        if not self.n_features_:
             return np.zeros((len(texts), 0))
         return normalize_rows(np.asarray(self._tfidf(texts) @ self.components_))
 
     def fit_transform(self, texts: Sequence[str]) -> np.ndarray:
         """``fit(texts)`` then embed the same texts."""
         return self.fit(texts)(texts)
+
+
+def corpus_sentences(documents: Iterable[Any]) -> list[str]:
+    """The non-blank sentences of every document (``Document`` objects or strings), in order."""
+    texts = []
+    for i, d in enumerate(documents):
+        doc = as_document(d, f"doc{i}")
+        texts.extend(doc.text[s:e] for s, e in sentence_spans(doc.text) if doc.text[s:e].strip())
+    return texts
+
+
+def _gram_eigh(x: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``k`` eigenpairs of ``x @ x.T``, largest first, by a dense symmetric eigendecomposition."""
+    gram = (x @ x.T).toarray()
+    w, u = np.linalg.eigh(gram)
+    order = np.argsort(-w, kind="stable")[:k]
+    return w[order], u[:, order]
+
+
+def _gram_arpack(x: sp.csr_matrix, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``k`` eigenpairs of ``x @ x.T``, largest first, by ARPACK (implicitly restarted Lanczos).
+
+    The Gram matrix is never formed: each step multiplies by ``x.T`` then ``x``. Falls back to
+    :func:`_gram_eigh` if ARPACK does not converge.
+    """
+    n = x.shape[0]
+    xt = sp.csr_matrix(x.T)
+    op = LinearOperator((n, n), matvec=lambda v: x @ (xt @ v), matmat=lambda v: x @ (xt @ v), dtype=np.float64)
+    v0 = np.random.default_rng(seed).standard_normal(n)
+    try:
+        w, u = eigsh(op, k=k, which="LA", v0=v0, tol=0)
+    except ArpackNoConvergence:  # pragma: no cover - not seen on text; the exact path is always right
+        return _gram_eigh(x, k)
+    order = np.argsort(-w, kind="stable")
+    return w[order], u[:, order]
 
 
 def _randomized_svd(x: sp.csr_matrix, k: int, seed: int, oversample: int = 10, power: int = 4):

@@ -15,6 +15,7 @@ from ..params import Param
 from .bm25 import BM25Reference, Ranking
 from .corpus_index import CorpusIndex
 from .dense import RRF_CONSTANT, DenseIndex, fuse
+from .embedders import EMBEDDERS, resolve_embedder
 from .tokenizers import Tokenizer
 
 __all__ = ["RETRIEVERS", "Retriever", "BM25Retriever", "ReferenceRetriever", "DenseRetriever", "HybridRetriever",
@@ -86,11 +87,16 @@ class ReferenceRetriever:
 
 
 class DenseRetriever:
-    """Cosine similarity of ``embedder`` vectors (:class:`~chunklab.retrieval.DenseIndex`) over the chunk texts."""
+    """Cosine similarity of ``embedder`` vectors (:class:`~chunklab.retrieval.DenseIndex`) over the chunk texts.
+
+    The chunks are embedded as passages and the queries as queries when the embedder has those
+    modes (e5).
+    """
 
     name = "dense"
 
     def __init__(self, chunks: Sequence[Any], embedder: Callable[[list[str]], Any], use_context: bool = False) -> None:
+        self.embedder = embedder
         self.engine = DenseIndex(_texts(chunks, use_context), embedder)
 
     def search(self, queries: Sequence[str], k: int = 5) -> Ranking:
@@ -117,7 +123,7 @@ class HybridRetriever:
 
 def make_retriever(name: str | Retriever, documents: Sequence[Any], chunks: Sequence[Any], *,
                    tokenizer: str | Tokenizer = "bigram", index: CorpusIndex | None = None,
-                   embedder: Callable[[list[str]], Any] | None = None, use_context: bool = False,
+                   embedder: str | Callable[[list[str]], Any] | None = None, use_context: bool = False,
                    rrf_constant: float = 60, bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Retriever:
     """A retriever over ``chunks`` (windows of ``documents``), by name.
 
@@ -125,7 +131,10 @@ def make_retriever(name: str | Retriever, documents: Sequence[Any], chunks: Sequ
       :class:`~chunklab.retrieval.CorpusIndex` of ``documents`` built once and reused across
       chunkings — or on one built here with ``tokenizer``;
     * ``"reference"``: :class:`ReferenceRetriever` (rank-bm25 with ``tokenizer``; same rankings, slow);
-    * ``"dense"``: :class:`DenseRetriever` with ``embedder`` (a callable ``list[str] -> 2-D array``);
+    * ``"dense"``: :class:`DenseRetriever` with ``embedder``: a name (``"lsa"``: fitted on the
+      sentences of ``documents``; ``"e5-small"``, ``"use-multilingual"``: see
+      :func:`~chunklab.retrieval.get_embedder`), an object with ``encode(list[str])``, or a
+      callable ``list[str] -> 2-D array``;
     * ``"hybrid"``: ``bm25`` and ``dense`` fused by reciprocal rank fusion with ``rrf_constant``.
 
     An object with a ``search(queries, k)`` method is returned as it is (the other arguments are
@@ -138,18 +147,23 @@ def make_retriever(name: str | Retriever, documents: Sequence[Any], chunks: Sequ
     >>> cs = [Chunk("d", 0, 0, 6, "合同的订立。"), Chunk("d", 1, 6, 12, "合同的效力。"), Chunk("d", 2, 12, 17, "违约责任。")]
     >>> make_retriever("bm25", [doc], cs).search(["合同效力"], k=2).ids.tolist()
     [[1, 0]]
+    >>> make_retriever("dense", [doc], cs, embedder="lsa").search(["违约"], k=1).ids.tolist()
+    [[2]]
     >>> make_retriever("dense", [doc], cs)
     Traceback (most recent call last):
     ...
-    ValueError: retriever 'dense' needs an embedder: a callable list[str] -> 2-D array
+    ValueError: retriever 'dense' needs an embedder: a name (lsa, e5-small, use-multilingual), an object with encode(list[str]) or a callable list[str] -> 2-D array
     """
     name = check_retriever(name, "name")
     if not isinstance(name, str):
         return name
     use_context = _USE_CONTEXT.validate("use_context", use_context)
     rrf_constant = RRF_CONSTANT.validate("rrf_constant", rrf_constant)
-    if name in ("dense", "hybrid") and embedder is None:
-        raise ValueError(f"retriever {name!r} needs an embedder: a callable list[str] -> 2-D array")
+    if name in ("dense", "hybrid"):
+        if embedder is None:
+            raise ValueError(f"retriever {name!r} needs an embedder: a name ({', '.join(EMBEDDERS)}), an object "
+                             f"with encode(list[str]) or a callable list[str] -> 2-D array")
+        embedder = resolve_embedder(embedder, documents)
     if name == "reference":
         return ReferenceRetriever(chunks, tokenizer=tokenizer, use_context=use_context)
     if name == "dense":

