@@ -139,6 +139,23 @@ def _too_large(path: str, size: int, cap: int) -> TextFileError:
                          f"(raise it with max_file_bytes=..., or --max-file-mb on the command line)", path)
 
 
+def _check_regular_file(p: str, max_file_bytes: int | None) -> int:
+    """Check that ``p`` is a regular file within the size cap (one-line errors naming ``p``); return the cap."""
+    cap = check_max_file_bytes(max_file_bytes)
+    try:
+        st = os.stat(p)  # follows symbolic links; a loop is ELOOP
+    except FileNotFoundError:
+        raise _os_error(FileNotFoundError, f"file not found: {p}", p) from None
+    except PermissionError:
+        raise _os_error(PermissionError, f"cannot read {p}: permission denied", p) from None
+    except OSError as e:
+        raise _os_error(OSError, f"cannot read {p}: {e.strerror or e}", p) from None
+    _refuse_non_regular(p, st.st_mode)
+    if st.st_size > cap:
+        raise _too_large(p, st.st_size, cap)
+    return cap
+
+
 def read_text_file(path: str | os.PathLike, max_file_bytes: int | None = None) -> str:
     """The text of one file, read the way every chunklab loader reads files.
 
@@ -162,18 +179,7 @@ def read_text_file(path: str | os.PathLike, max_file_bytes: int | None = None) -
     '# 标题\\n正文\\n'
     """
     p = os.fspath(path)
-    cap = check_max_file_bytes(max_file_bytes)
-    try:
-        st = os.stat(p)  # follows symbolic links; a loop is ELOOP
-    except FileNotFoundError:
-        raise _os_error(FileNotFoundError, f"file not found: {p}", p) from None
-    except PermissionError:
-        raise _os_error(PermissionError, f"cannot read {p}: permission denied", p) from None
-    except OSError as e:
-        raise _os_error(OSError, f"cannot read {p}: {e.strerror or e}", p) from None
-    _refuse_non_regular(p, st.st_mode)
-    if st.st_size > cap:
-        raise _too_large(p, st.st_size, cap)
+    cap = _check_regular_file(p, max_file_bytes)
     try:
         # NOTE: O_NONBLOCK: if the path was swapped for a FIFO since the stat, open does not wait.
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -262,16 +268,7 @@ def pdf_document(path: str | os.PathLike, doc_id: str, rel: str | None = None,
     :func:`read_text_file` for a path that is not a regular file or is too large.
     """
     p = os.fspath(path)
-    cap = check_max_file_bytes(max_file_bytes)
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise _os_error(FileNotFoundError, f"file not found: {p}", p) from None
-    except OSError as e:
-        raise _os_error(OSError, f"cannot read {p}: {e.strerror or e}", p) from None
-    _refuse_non_regular(p, st.st_mode)
-    if st.st_size > cap:
-        raise _too_large(p, st.st_size, cap)
+    _check_regular_file(p, max_file_bytes)
     lang = _ocr_lang()
     doc = pipeline(p, doc_id, ocr="auto", lang=lang)
     skipped = doc.meta.get("skipped_pages") or []
