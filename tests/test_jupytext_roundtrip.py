@@ -38,7 +38,6 @@ def _config():
 
 
 def _chapters():
-    # The trainer guide is being rewritten elsewhere; it joins the check once normalised.
     return list(toc_docnames())
 
 
@@ -57,6 +56,16 @@ def test_chapter_is_byte_identical_after_a_jupytext_round_trip(docname):
     assert jupytext.writes(nb, fmt="md:myst", config=config) == text, (
         f"{path.name} is not in jupytext's canonical form: JupyterLab would rewrite it on open; "
         f"run `.venv/bin/jupytext --to myst {path.relative_to(ROOT)} -o {path.relative_to(ROOT)}`")
+
+
+@pytest.mark.parametrize("docname", _chapters())
+def test_chapter_round_trips_with_jupytexts_defaults_too(docname):
+    """A reader whose JupyterLab does not pick up jupytext.toml (their own environment) must not
+    rewrite a chapter either: chapter headers carry no MyST-NB options (they live in _config.yml)."""
+    path = source_path(docname)
+    text = path.read_text(encoding="utf-8")
+    assert jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst") == text, (
+        f"{path.name}: jupytext's default MyST writer would rewrite it (move per-chapter options to _config.yml)")
 
 
 @pytest.mark.parametrize("docname", _chapters())
