@@ -163,8 +163,9 @@ class LabServer:
         return f"{self.base}/lab/tree/{quote(path)}?reset&token={self.token}"
 
 
-def chrome(window: tuple[int, int] = (1400, 1000)):
-    """Headless Chromium through Debian's chromedriver (as tests/test_site.py)."""
+def chrome(window: tuple[int, int] = (1400, 1000), logs: tuple[str, ...] = ("browser",)):
+    """Headless Chromium through Debian's chromedriver, with a throw-away profile (used by the Lab and
+    the site tests). ``logs``: the Chromium log types to keep (e.g. "performance" for network events)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -179,7 +180,7 @@ def chrome(window: tuple[int, int] = (1400, 1000)):
                 "--hide-scrollbars", "--lang=zh-CN", f"--window-size={window[0]},{window[1]}",
                 f"--user-data-dir={profile}"):
         opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    opts.set_capability("goog:loggingPrefs", {kind: "ALL" for kind in logs})
     drv = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     drv.set_page_load_timeout(60)
     drv._chunklab_profile = profile  # removed by quit_chrome

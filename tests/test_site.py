@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import shutil
-import tempfile
 import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -23,11 +20,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from book_pages import HTML, ROOT, toc_docnames
+from lab_driver import CHROMEDRIVER, CHROMIUM, chrome, quit_chrome
 
 pytestmark = pytest.mark.slow  # executes the book / drives a browser: minutes
 
-CHROMIUM = os.environ.get("CHUNKLAB_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHUNKLAB_CHROMEDRIVER", "/usr/bin/chromedriver")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome", "chrome-extension", "devtools"}
@@ -119,26 +115,12 @@ def server():
 
 @pytest.fixture(scope="module")
 def driver():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
+    pytest.importorskip("selenium.webdriver")
     for exe in (CHROMIUM, CHROMEDRIVER):
         if not Path(exe).is_file():
             pytest.fail(f"{exe} not found: apt-get install chromium chromium-driver (.ci/run does)",
                         pytrace=False)
-    os.environ.setdefault("SE_AVOID_STATS", "true")
-    profile = tempfile.mkdtemp(prefix="chunklab-chromium-")
-    opts = Options()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-default-apps", "--disable-extensions", "--disable-dev-shm-usage",
-                "--hide-scrollbars", "--lang=zh-CN", "--window-size=1280,1000", f"--user-data-dir={profile}"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    drv.set_page_load_timeout(60)
+    drv = chrome((1280, 1000), logs=("performance", "browser"))
     # Chromium's own start-up tab may try a remote host of its own; settle on
     # about:blank and drop those events so only the site's requests are judged.
     drv.get("about:blank")
@@ -148,8 +130,7 @@ def driver():
     try:
         yield drv
     finally:
-        drv.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+        quit_chrome(drv)
 
 
 _PAGE_STATE_JS = r"""
