@@ -11,7 +11,10 @@ import html
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-__all__ = ["Claim", "CLAIMS", "claim", "claim_table"]
+from ..evaluation.stats import decide
+
+__all__ = ["Claim", "CLAIMS", "claim", "claim_table", "claim_row", "ClaimRow", "verdict", "fmt_diff",
+           "shown_claims", "VERDICT_ZH"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,21 @@ CLAIMS: dict[str, Claim] = {c.id: c for c in [
 _HOW_ZH = {"reproduce": "复现", "check": "核对", "context": "背景（无法复测）", "show": "演示机制",
            "follow": "照做", "implement": "实现"}
 
+#: The book's verdict words, one per :data:`chunklab.evaluation.stats.VERDICTS` entry.
+VERDICT_ZH = {
+    "supported": "成立",
+    "same direction, not significant": "方向一致但不显著",
+    "opposite direction, not significant": "方向相反但不显著",
+    "contradicted": "不成立（显著反向）",
+    "no difference": "无差异",
+    "non-inferior": "成立（非劣）",
+    "not shown": "未能确认",
+}
+#: Verdicts of claims that are not a paired comparison: a checked fact, or no measurement at all.
+CHECK_ZH = {True: "核对相符", False: "核对不符"}
+UNMEASURED_ZH = {"context": "背景数字，未复测", "follow": "照做（非可检验论断）", "show": "机制演示（无数字可比）",
+                 "implement": "已实现（见各章）", "check": "未核对", "reproduce": "未复测"}
+
 
 def claim(cid: str) -> Claim:
     """Look up a claim by id (``"C15"``); a clear error for an unknown id."""
@@ -66,41 +84,136 @@ def claim(cid: str) -> Claim:
     return CLAIMS[cid]
 
 
+def verdict(result: dict, expect: int = 1, margin: float | None = None) -> str:
+    """The book's verdict word for a paired comparison: the one function every chapter uses.
+
+    ``result`` comes from :func:`~chunklab.evaluation.stats.paired_bootstrap` or, when a chapter
+    makes many comparisons at once, :func:`~chunklab.evaluation.stats.paired_many` (then the
+    corrected significance decides). See :func:`~chunklab.evaluation.stats.decide` for ``expect``
+    and ``margin``.
+
+    >>> verdict({"diff": 0.013, "lo": -0.002, "hi": 0.030, "significant": False})
+    '方向一致但不显著'
+    >>> verdict({"diff": 0.05, "lo": 0.01, "hi": 0.09, "significant": True}, expect=-1)
+    '不成立（显著反向）'
+    """
+    return VERDICT_ZH[decide(result, expect=expect, margin=margin)]
+
+
+def fmt_diff(result: dict, pct: bool = True) -> str:
+    """``+1.3% [−0.2%, +3.0%]``: a paired difference with its interval, for tables and prose.
+
+    >>> fmt_diff({"diff": 0.013, "lo": -0.002, "hi": 0.03})
+    '+1.3% [-0.2%, +3.0%]'
+    """
+    f = "{:+.1%}" if pct else "{:+.3f}"
+    return f"{f.format(result['diff'])} [{f.format(result['lo'])}, {f.format(result['hi'])}]"
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One row of a claims table: the article's number, ours, and the verdict computed from ours.
+
+    Give ``result`` (a paired comparison, with ``expect``/``margin`` as in :func:`verdict`) for a
+    measured claim, or ``holds`` (bool) for a checked fact (a default value, a limit). With neither,
+    the verdict says the claim was not measured, in words chosen by the register's ``how``.
+    """
+    cid: str
+    what: str
+    theirs: str
+    ours: str
+    note: str = ""
+    result: dict | None = None
+    expect: int = 1
+    margin: float | None = None
+    holds: bool | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.result is not None:
+            return verdict(self.result, self.expect, self.margin)
+        if self.holds is not None:
+            return CHECK_ZH[bool(self.holds)]
+        return UNMEASURED_ZH[claim(self.cid).how]
+
+
+def claim_row(cid: str, what: str, theirs: str, ours: str, note: str = "", *, result: dict | None = None,
+              expect: int = 1, margin: float | None = None, holds: bool | None = None) -> ClaimRow:
+    """A validated :class:`ClaimRow` (unknown id, or both ``result`` and ``holds`` → ValueError)."""
+    claim(cid)
+    if result is not None and holds is not None:
+        raise ValueError(f"{cid}: give result (a measured comparison) or holds (a checked fact), not both")
+    if result is not None and not {"diff", "lo", "hi"} <= set(result):
+        raise ValueError(f"{cid}: result must be a paired comparison with diff, lo and hi")
+    row = ClaimRow(cid, what, theirs, ours, note, result, expect, margin, holds)
+    row.verdict  # validates expect / margin now, not when rendered
+    return row
+
+
+#: Every row shown in this process, in order: what the chapter tests read back (:func:`shown_claims`).
+_SHOWN: list[ClaimRow] = []
+
+
 class ClaimTable:
     """A rendered comparison table (HTML in notebooks and the site, text in a terminal)."""
 
-    def __init__(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+    def __init__(self, rows: Sequence[ClaimRow]) -> None:
         self.rows = list(rows)
 
     def _repr_html_(self) -> str:
         trs = []
-        for cid, what, theirs, ours, note in self.rows:
-            c = claim(cid)
+        for r in self.rows:
+            c = claim(r.cid)
+            v = r.verdict
+            colour = "#1a7f37" if v.startswith("成立") or v == "核对相符" else (
+                "#b42318" if v.startswith("不成立") or v == "核对不符" else "#555")
             trs.append(
-                f"<tr><td><b>{html.escape(cid)}</b><br><span style='font-size:11px;color:#666'>"
+                f"<tr><td><b>{html.escape(r.cid)}</b><br><span style='font-size:11px;color:#666'>"
                 f"{html.escape(c.source)} · {_HOW_ZH.get(c.how, c.how)}</span></td>"
-                f"<td>{html.escape(what)}</td><td style='text-align:right'>{html.escape(theirs)}</td>"
-                f"<td style='text-align:right'><b>{html.escape(ours)}</b></td><td>{html.escape(note)}</td></tr>")
+                f"<td>{html.escape(r.what)}</td><td style='text-align:right'>{html.escape(r.theirs)}</td>"
+                f"<td style='text-align:right'><b>{html.escape(r.ours)}</b></td>"
+                f"<td class='cl-verdict' style='color:{colour};white-space:nowrap'><b>{html.escape(v)}</b></td>"
+                f"<td>{html.escape(r.note)}</td></tr>")
         return ("<table class='cl-claims' style='font-size:13px;border-collapse:collapse'>"
-                "<tr><th>论断</th><th>度量</th><th>原文数字</th><th>本书实测</th><th>差异说明</th></tr>"
+                "<tr><th>论断</th><th>度量</th><th>原文数字</th><th>本书实测</th><th>判定</th><th>差异说明</th></tr>"
                 + "".join(trs) + "</table>")
 
     def __str__(self) -> str:
-        return "\n".join(f"{cid}  {what}: 原文 {theirs} | 实测 {ours} | {note}" for cid, what, theirs, ours, note in self.rows)
+        return "\n".join(f"{r.cid}  {r.what}: 原文 {r.theirs} | 实测 {r.ours} | {r.verdict} | {r.note}"
+                         for r in self.rows)
 
     __repr__ = __str__
 
 
-def claim_table(rows: Iterable[tuple[str, str, str, str, str]]) -> ClaimTable:
-    """Rows of ``(claim id, what is measured, the article's number, our number, note on the difference)``.
+def claim_table(rows: Iterable[ClaimRow]) -> ClaimTable:
+    """A claims table from :func:`claim_row` rows; the verdict column is computed, never typed.
 
-    >>> t = claim_table([("C15", "固定 512 的段落对齐率", "9.6%", "9.8%", "同一量级")])
-    >>> "C15" in t._repr_html_() and "9.8%" in str(t)
+    >>> t = claim_table([claim_row("C15", "固定 512 的段落对齐率", "9.6%", "9.8%", "同一量级", holds=True)])
+    >>> "C15" in t._repr_html_() and "核对相符" in str(t)
     True
     """
     rows = list(rows)
     for r in rows:
-        if len(r) != 5:
-            raise ValueError(f"each row needs 5 fields (id, what, article, ours, note), got {len(r)}: {r!r}")
-        claim(r[0])
+        if not isinstance(r, ClaimRow):
+            raise TypeError(f"claim_table takes claim_row(...) rows (the verdict is computed from the "
+                            f"measured result), got {type(r).__name__}: {r!r}")
+    _SHOWN.extend(rows)
     return ClaimTable(rows)
+
+
+def shown_claims() -> list[tuple[str, str, str]]:
+    """``(claim id, verdict shown, verdict recomputed)`` for every row shown in this process.
+
+    The chapter tests call it in the executed kernel: each verdict must equal the one
+    :func:`verdict` computes from the row's own result, and every claim C1–C30 must appear.
+    """
+    out = []
+    for r in _SHOWN:
+        if r.result is not None:
+            again = VERDICT_ZH[decide(dict(r.result), r.expect, r.margin)]
+        elif r.holds is not None:
+            again = CHECK_ZH[bool(r.holds)]
+        else:
+            again = UNMEASURED_ZH[claim(r.cid).how]
+        out.append((r.cid, r.verdict, again))
+    return out
