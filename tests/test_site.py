@@ -52,6 +52,15 @@ def test_every_toc_page_was_built():
     assert not missing, f"pages in _toc.yml missing from the site: {missing}"
 
 
+def test_interface_strings_are_chinese():
+    """The toggles MyST-NB and sphinx-togglebutton add read in the book's language, not English."""
+    built = _require_site()
+    english = ("Show code cell", "Hide code cell", "Click to show", "Click to hide")
+    found = [f"{d}: {e!r}" for d in toc_docnames()
+             for e in english if e in (built / f"{d}.html").read_text(encoding="utf-8")]
+    assert not found, "English interface strings on the site:\n" + "\n".join(found)
+
+
 def test_pages_reference_no_external_scripts_or_styles():
     from html.parser import HTMLParser
 
