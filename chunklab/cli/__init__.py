@@ -9,14 +9,17 @@ the reader of stdout goes away (``| head``) the command stops quietly with statu
 SIGPIPE), as a Unix tool does. The limits are in the README's command-line section.
 
 ``eval``, ``compare`` and ``matrix`` measure a chunklab strategy or another library's splitter
-(``--splitter MODULE:ATTR``, see :mod:`chunklab.cli.configs`), rank with BM25 under the tokeniser
-``--tokenizer`` (default ``bigram``; the report says which one ran), and read questions as JSONL or
+(``--splitter MODULE:ATTR``, see :mod:`chunklab.cli.configs`), rank with ``--retriever`` (``bm25``,
+the default, under the tokeniser ``--tokenizer``, default ``bigram``; ``dense`` or ``hybrid`` with
+``--embedder``, default ``e5-small``; see :mod:`chunklab.cli.engines`; the report says what ran), and
+read questions as JSONL or
 in the CSV layout of Chroma's chunking benchmark (:mod:`chunklab.datasets.chroma`). A folder
 corpus may hold PDFs: they go through the preprocessing pipeline and their chunks carry their pages.
 
 The package: :mod:`chunklab.cli.output` (printing, errors), :mod:`chunklab.cli.configs` (what is measured: corpus,
-questions, settings, chunker), :mod:`chunklab.cli.commands` (the subcommands), and here ``matrix``,
-:func:`build_parser` and :func:`main`.
+questions, settings, chunker), :mod:`chunklab.cli.engines` (``--retriever``, ``--embedder``),
+:mod:`chunklab.cli.commands` (the subcommands), :mod:`chunklab.cli.benchmarks` (``bench``), and here
+``matrix``, :func:`build_parser` and :func:`main`.
 """
 from __future__ import annotations
 
@@ -34,12 +37,15 @@ from typing import Any, Sequence
 from .._version import __version__
 from ..datasets.files import MAX_FILE_BYTES, read_text_file
 from ..datasets.questions import QuestionError
+from ..evaluation.distributed import parse_scheduler
 from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
 from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
-from .commands import cmd_audit, cmd_bench, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_validate
+from .benchmarks import add_bench_parser
+from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_validate
 from .configs import (TOKENIZER_NAMES, evaluate_chunker, load_inputs, parse_config, settings_from_args,
                       splitter_chunker)
+from .engines import add_retrieval_args, describe, retrieval_fields
 from .output import CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error, warn, where_of
 
 __all__ = ["main", "build_parser", "settings_from_args", "parse_config", "CLIError"]
@@ -126,6 +132,13 @@ def cmd_matrix(args) -> int:
     settings = settings_from_args(args, MATRIX_SETTINGS)
     if args.jobs < 1:
         raise CLIError(f"--jobs must be an int >= 1, got {args.jobs}", where="--jobs")
+    if args.scheduler is not None:
+        if args.jobs != 1:
+            raise CLIError("--scheduler and --jobs are exclusive (the Dask workers run the configs)", where="--scheduler")
+        try:
+            parse_scheduler(args.scheduler)
+        except ValueError as exc:
+            raise CLIError(str(exc), where="--scheduler") from None
     if args.splitter_args and not args.splitter:
         raise CLIError("--splitter-args needs --splitter MODULE:ATTR", where="--splitter-args")
     splitter = splitter_chunker(args.splitter, args.splitter_args) if args.splitter else None
@@ -142,9 +155,10 @@ def cmd_matrix(args) -> int:
         raise CLIError(f"no config of the grid can run ({len(skipped)} skipped: {reasons})", where=args.grid)
     corpus, questions = load_inputs(args)
     workers, note = _workers(args.jobs, len(configs))
-    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 and args.scheduler is None else None
     try:
-        res = run_matrix(corpus.documents, questions, grid, settings, executor=executor, progress=not args.json)
+        res = run_matrix(corpus.documents, questions, grid, settings, executor=executor,
+                         scheduler=args.scheduler, progress=not args.json)
     finally:
         if executor is not None:
             executor.shutdown()
@@ -153,8 +167,8 @@ def cmd_matrix(args) -> int:
         row, notes = _splitter_row(corpus, questions, splitter, settings)
         res.rows.append(row)
         warnings += notes
-    payload: dict[str, Any] = {"seconds": res.seconds, "tokenizer": settings.tokenizer_name, "rows": res.rows,
-                               "skipped": res.skipped}
+    payload: dict[str, Any] = {"seconds": res.seconds, "tokenizer": settings.tokenizer_name,
+                               **retrieval_fields(settings), "rows": res.rows, "skipped": res.skipped}
     if warnings:
         payload["warnings"] = warnings
     failed = saved = None
@@ -169,10 +183,11 @@ def cmd_matrix(args) -> int:
 
     def text() -> str:
         lines = [f"{len(res.rows)} configs in {res.seconds:.1f} s ({len(res.skipped)} skipped), "
-                 f"tokenizer {settings.tokenizer_name}"]
+                 f"{describe(settings)}"]
         for r in sorted(res.rows, key=lambda r: -r["hit"]):
+            over = r.get("embedder_over_limit")
             lines.append(f"{r['label']:<40} hit@{args.k} {r['hit']:.3f} [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
-                         f"  chunks {r.get('chunks', '?')}")
+                         f"  chunks {r.get('chunks', '?')}" + (f"  over the token limit {over}" if over else ""))
         for sk in res.skipped:
             lines.append(f"skipped {sk}")
         if failed and not saved:
@@ -208,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     max_file(s)
     s.set_defaults(func=cmd_chunk)
-    def corpus_args(sp, questions_required: bool = True) -> None:
+    def corpus_args(sp, questions_required: bool = True, compare: bool = False) -> None:
         sp.add_argument("--corpus", "-c", help="xiaobei, laws, laws:民法典, stdlib, or a folder of your "
                                                 ".md/.txt/.py/.pdf/... files")
         sp.add_argument("--questions", "-q", required=questions_required,
@@ -225,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None,
                         help="how BM25 splits text into terms: bigram (default; Chinese character pairs, "
                              "words lower-cased), unigram_bigram, words (English words), jieba (Chinese words)")
+        add_retrieval_args(sp, compare=compare)
         sp.add_argument("--splitter-args", metavar="JSON", default=None,
                         help='keyword arguments of the splitter, a JSON object, e.g. \'{"chunk_size": 500}\'')
         sp.add_argument("--json", action="store_true")
@@ -240,14 +256,18 @@ def build_parser() -> argparse.ArgumentParser:
     corpus_args(s)
     s.set_defaults(func=cmd_eval)
 
-    s = sub.add_parser("compare", help="paired comparison of two configurations, e.g. fixed:size=512 recursive:target=512")
+    s = sub.add_parser("compare", help="paired comparison of two configurations, e.g. fixed:size=512 recursive:target=512",
+                       description="Paired comparison of two configurations on the same questions. A side may "
+                                   "rank its own way: recursive:target=512 recursive:target=512@dense compares "
+                                   "BM25 with dense retrieval (e5-small) on the same chunks.")
     side = ("a chunklab config NAME:KEY=VALUE,...; 'splitter' (the --splitter one); or "
-            "splitter:MODULE:ATTR[:JSON] (arguments: --splitter-args, then JSON)")
+            "splitter:MODULE:ATTR[:JSON] (arguments: --splitter-args, then JSON); optionally followed by "
+            "@RETRIEVER[:EMBEDDER], how this side ranks (e.g. recursive:target=512@dense, markdown@hybrid:lsa)")
     s.add_argument("a", help=side)
     s.add_argument("b", help=side)
     s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
                    help="the splitter a side written 'splitter' stands for")
-    corpus_args(s)
+    corpus_args(s, compare=True)
     s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("matrix", help="run a strategies x parameters grid")
@@ -255,18 +275,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the result table (.csv or .json)")
     s.add_argument("--jobs", type=int, default=1,
                    help="worker processes (at most one per config and per CPU core)")
+    s.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the configs on Dask: tcp://host:8786 (a running scheduler), a scheduler file "
+                        "PATH.json, or local:N (a LocalCluster of N worker processes)")
     s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
                    help="also measure another library's splitter (one more row; arguments: --splitter-args)")
     corpus_args(s)
     s.set_defaults(func=cmd_matrix)
 
-    s = sub.add_parser("bench", help="benchmarks with a reference in the same run; prints JSON")
-    s.add_argument("name", choices=("chunk", "matrix", "widget"))
-    s.add_argument("--corpus", "-c", default=None)
-    s.add_argument("--questions", "-q", default=None)
-    s.add_argument("--json", action="store_true", help="one-line JSON")
-    max_file(s)
-    s.set_defaults(func=cmd_bench)
+    add_bench_parser(sub, max_file)
 
     s = sub.add_parser("validate", help="check that every evidence string is found exactly once (or at its offsets)")
     s.add_argument("--corpus", "-c", help="corpus name (xiaobei, laws, laws:民法典, stdlib) or folder path")
@@ -316,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         except QuestionError as exc:
             return fail(*question_error(exc, args), as_json)
-        except (CLIError, ValueError, TypeError, OSError, KeyError, ModuleNotFoundError) as exc:
+        except (CLIError, ValueError, TypeError, OSError, KeyError, ImportError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             return fail(msg, where_of(exc), as_json)
     except BrokenPipeError:

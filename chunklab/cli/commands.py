@@ -7,20 +7,20 @@ from pathlib import Path
 
 from ..base import get_strategy, list_strategies
 from ..core import Document
-from ..datasets import Corpus, load_corpus
+from ..datasets import load_corpus
 from ..datasets.files import PDF_SUFFIXES, pdf_document, read_text_file
-from ..datasets.questions import NAMED_SETS, check_questions, generate_scale_questions, load_questions, summarize
+from ..datasets.questions import NAMED_SETS, check_questions, load_questions, summarize
 from ..evaluation import compare
 from ..params import parse_params
 from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
-from ..tools import bench
 from ..tools.audit import audit, format_report
 from ..tools.versioning import canonical_config, index_version
 from .configs import eval_chunker, evaluate_chunker, load_inputs, settings_from_args, side_chunker
-from .output import CLIError, cap, dumps, emit, warn
+from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name, side_settings, split_side
+from .output import CLIError, cap, emit, warn
 
-__all__ = ["cmd_strategies", "cmd_chunk", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare", "cmd_bench"]
+__all__ = ["cmd_strategies", "cmd_chunk", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare"]
 
 
 def cmd_strategies(args) -> int:
@@ -165,7 +165,9 @@ def cmd_eval(args) -> int:
             evidence["pages"] = pages_of(corpus[doc_id], start, start + (b - a))
         misses.append({**case, "evidence": evidence, "question": getattr(q, "question", None),
                        "evidence_text": layout.text(a, b)})
-    payload = {**summary, "misses": misses} if args.misses else summary
+    payload = {**summary, **retrieval_fields(settings, summary)}
+    if args.misses:
+        payload["misses"] = misses
     if chunker.placement is not None:
         payload = {**payload, "placement": chunker.placement}
     if not args.json:  # with --json they are the summary's "warnings"
@@ -173,7 +175,7 @@ def cmd_eval(args) -> int:
 
     def text() -> str:
         lines = [f"{chunker.label} on {corpus.name}: {len(questions)} questions, k={args.k}"
-                 + (f", budget={args.budget}" if args.budget else "") + f", tokenizer {settings.tokenizer_name}",
+                 + (f", budget={args.budget}" if args.budget else "") + f", {describe(settings, summary)}",
                  result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
                                "duplication"]),
                  "misses by symptom: " + ", ".join(f"{k} {v}" for k, v in result.symptoms.items()),
@@ -196,24 +198,41 @@ def cmd_eval(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    settings = settings_from_args(args)
-    side_a, side_b = side_chunker(args.a, args), side_chunker(args.b, args)
-    if args.splitter and "splitter" not in (args.a.strip(), args.b.strip()):
+    """Two configurations on the same questions, paired; a side may rank its own way
+    (``CONFIG@RETRIEVER[:EMBEDDER]``, see :mod:`chunklab.cli.engines`)."""
+    (spec_a, suffix_a), (spec_b, suffix_b) = split_side(args.a), split_side(args.b)
+    settings = settings_from_args(args, embedder_alone=True)
+    sa = side_settings(settings, suffix_a, args.embedder)
+    sb = side_settings(settings, suffix_b, args.embedder)
+    ranks = [suffix or (retriever_name(settings), None) for suffix in (suffix_a, suffix_b)]
+    if args.embedder and not any(r in NEEDS_EMBEDDER and not own for r, own in ranks):
+        raise CLIError(f"--embedder {args.embedder} is used by --retriever dense or hybrid, or by a side written "
+                       f"CONFIG@dense; nothing here takes it (a side written CONFIG@dense:NAME names its own)",
+                       where="--embedder")
+    side_a, side_b = side_chunker(spec_a, args), side_chunker(spec_b, args)
+    if args.splitter and "splitter" not in (spec_a.strip(), spec_b.strip()):
         raise CLIError("--splitter is given but neither side of compare is 'splitter' (write 'splitter' as A or B)",
                        where="--splitter")
     if args.splitter_args and not any(s.config.get("strategy") == "splitter" for s in (side_a, side_b)):
         raise CLIError("--splitter-args is given but neither side of compare is a splitter", where="--splitter-args")
     corpus, questions = load_inputs(args)
-    index = CorpusIndex(corpus.documents, tokenizer=settings.tokenizer)
-    ra = evaluate_chunker(corpus, questions, side_a, settings, index=index)
-    rb = evaluate_chunker(corpus, questions, side_b, settings, index=index)
+    # one BM25 index of the corpus serves both sides (a dense side does not use it)
+    index = None if retriever_name(sa) == retriever_name(sb) == "dense" else CorpusIndex(corpus.documents,
+                                                                                         tokenizer=settings.tokenizer)
+    ra = evaluate_chunker(corpus, questions, side_a, sa, index=index)
+    rb = evaluate_chunker(corpus, questions, side_b, sb, index=index)
     result = compare(ra, rb, names=(args.a, args.b))
     tok = settings.tokenizer_name
-    payload = {m: {**r, "tokenizer": tok} for m, r in result.items()}
-    warn([f"{label}: {w}" for label, r in ((args.a, ra), (args.b, rb)) for w in r.summary().get("warnings", ())])
+    sum_a, sum_b = ra.summary(), rb.summary()
+    fields = {f"{key}_{x}": value for x, st, sm in (("a", sa, sum_a), ("b", sb, sum_b))
+              for key, value in retrieval_fields(st, sm).items()}
+    payload = {m: {**r, "tokenizer": tok, **fields} for m, r in result.items()}
+    warn([f"{label}: {w}" for label, sm in ((args.a, sum_a), (args.b, sum_b)) for w in sm.get("warnings", ())])
 
     def text() -> str:
-        lines = [f"A = {side_a.label}\nB = {side_b.label}\n{len(questions)} questions, k={args.k}, tokenizer {tok}",
+        lines = [f"A = {side_a.label}  — {describe(sa, sum_a, tokenizer=False)}",
+                 f"B = {side_b.label}  — {describe(sb, sum_b, tokenizer=False)}",
+                 f"{len(questions)} questions, k={args.k}, tokenizer {tok}",
                  f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
         for m, r in result.items():
             lines.append(f"{m:<10}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
@@ -221,28 +240,4 @@ def cmd_compare(args) -> int:
         return "\n".join(lines)
 
     emit(args, payload, text)
-    return 0
-
-
-def cmd_bench(args) -> int:
-    limit = cap(args)
-    if args.name == "chunk":
-        result = bench.bench_chunk(load_corpus(args.corpus or "laws", max_file_bytes=limit).documents)
-    elif args.name == "matrix":
-        corpus = load_corpus(args.corpus or "laws", max_file_bytes=limit)
-        result = bench.bench_matrix(corpus.documents,
-                                    load_questions(args.questions or "laws-scale", corpus, max_file_bytes=limit))
-    else:  # widget: the largest document of --corpus (default: the 民法典)
-        corpus = load_corpus(args.corpus or "laws:民法典", max_file_bytes=limit)
-        doc = max(corpus.documents, key=lambda d: len(d.text))
-        if args.questions is not None:
-            qs = load_questions(args.questions, corpus, max_file_bytes=limit)
-        elif any(d.meta.get("articles") for d in corpus.documents):
-            # known-item questions generated from this document's articles (as for laws-scale)
-            qs = generate_scale_questions(Corpus(corpus.name, [doc]), n=200)
-        else:
-            raise CLIError("bench widget on this corpus needs --questions (questions are generated "
-                           "only for legal corpora)")
-        result = bench.bench_widget(doc, qs)
-    print(dumps(result, indent=None if args.json else 2))
     return 0

@@ -32,6 +32,7 @@ from ..evaluation import EvalSettings, evaluate
 from ..params import parse_params
 from ..preprocess import with_pages
 from ..retrieval import TOKENIZERS
+from .engines import NEEDS_EMBEDDER, retrieval_options
 from .output import CLIError, cap
 
 __all__ = ["Chunker", "parse_config", "strategy_chunker", "splitter_chunker", "side_chunker",
@@ -159,14 +160,24 @@ def eval_chunker(args) -> Chunker:
     return strategy_chunker(name, params, label=f"{name} {params}")
 
 
-def settings_from_args(args, base: EvalSettings | None = None) -> EvalSettings:
+def settings_from_args(args, base: EvalSettings | None = None, embedder_alone: bool = False) -> EvalSettings:
     """The evaluation options of ``eval``, ``compare`` and ``matrix`` (``--k``, ``--budget``,
-    ``--budget-unit``, ``--tokens``, ``--context``, ``--tokenizer``), on top of ``base`` (default: the defaults)."""
+    ``--budget-unit``, ``--tokens``, ``--context``, ``--tokenizer``, ``--retriever``, ``--embedder``),
+    on top of ``base`` (default: the defaults).
+
+    ``--embedder`` without a retriever that embeds is an error, unless ``embedder_alone`` (``compare``,
+    where it serves the sides written ``CONFIG@dense``)."""
     options = {"k": args.k, "budget": args.budget, "budget_unit": args.budget_unit,
                "count_tokens": args.tokens, "use_context": args.context}
     if getattr(args, "tokenizer", None) is not None:
         options["tokenizer"] = args.tokenizer
-    return EvalSettings.resolve(base, options)
+    retriever, embedder = getattr(args, "retriever", None), getattr(args, "embedder", None)
+    if embedder is not None and retriever not in NEEDS_EMBEDDER and not embedder_alone:
+        raise CLIError(f"--embedder {embedder} is used by --retriever dense or hybrid; with "
+                       f"{retriever or 'bm25 (the default)'} nothing embeds (add --retriever dense)",
+                       where="--embedder")
+    settings = EvalSettings.resolve(base, options)
+    return settings.replace(**retrieval_options(retriever, embedder, settings))
 
 
 def load_inputs(args) -> tuple[Corpus, list]:

@@ -1,0 +1,137 @@
+"""How ``eval``, ``compare`` and ``matrix`` rank chunks: ``--retriever`` and ``--embedder``, and how reports say so.
+
+``--retriever`` is ``bm25`` (the default), ``dense`` (cosine similarity of embeddings) or ``hybrid``
+(BM25 and dense fused by reciprocal rank fusion); ``--embedder`` names the embedder of the last
+two (``lsa``, ``e5-small``, ``use-multilingual``; default ``e5-small``, see
+:data:`chunklab.retrieval.embedders.EMBEDDERS`). They map to
+:attr:`EvalSettings.engine <chunklab.evaluation.EvalSettings>` and ``EvalSettings.embedder``.
+
+A side of ``compare`` may carry its own retriever after ``@``: ``CONFIG@RETRIEVER[:EMBEDDER]``
+(``recursive:target=512@dense``, ``recursive@hybrid:lsa``); a side without one uses
+``--retriever`` / ``--embedder``. :func:`split_side` reads the suffix.
+
+>>> split_side("recursive:target=512@dense:lsa")
+('recursive:target=512', ('dense', 'lsa'))
+>>> split_side("recursive:target=512")
+('recursive:target=512', None)
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from typing import Any, Mapping
+
+from ..evaluation import EvalSettings
+from ..retrieval.embedders import DEFAULT_EMBEDDER, EMBEDDERS, E5Embedder, USEEmbedder
+from .output import CLIError
+
+__all__ = ["RETRIEVER_NAMES", "NEEDS_EMBEDDER", "add_retrieval_args", "embedder_arg", "retrieval_options",
+           "retriever_name", "split_side", "side_settings", "describe", "retrieval_fields"]
+
+#: The retrievers ``--retriever`` accepts.
+RETRIEVER_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid")
+#: The retrievers that embed (and so take an embedder).
+NEEDS_EMBEDDER: tuple[str, ...] = ("dense", "hybrid")
+#: The input limit, in the model's own tokens, of the named embedders that have one.
+_TOKEN_LIMIT = {"e5-small": E5Embedder.max_tokens, "use-multilingual": USEEmbedder.max_tokens}
+_SUFFIX = re.compile(r"[A-Za-z0-9_.+-]+(?::[A-Za-z0-9_.+-]*)?")
+
+
+def _unknown(what: str, value: str, names: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(value, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {what} {value!r}{hint}; the {what}s are {', '.join(names)}"
+
+
+def embedder_arg(value: str) -> str:
+    """argparse type of ``--embedder``: a known name, else a one-line error listing the names."""
+    if value not in EMBEDDERS:
+        raise argparse.ArgumentTypeError(_unknown("embedder", value, EMBEDDERS))
+    return value
+
+
+def add_retrieval_args(sp: argparse.ArgumentParser, compare: bool = False) -> None:
+    """``--retriever`` and ``--embedder`` on a subcommand's parser."""
+    side = (" (a side written CONFIG@RETRIEVER[:EMBEDDER], e.g. recursive:target=512@dense, uses its own)"
+            if compare else "")
+    sp.add_argument("--retriever", choices=RETRIEVER_NAMES, default=None,
+                    help="how chunks are ranked: bm25 (default; BM25 under --tokenizer), dense (cosine similarity "
+                         "of --embedder vectors) or hybrid (both, fused by reciprocal rank fusion)" + side)
+    sp.add_argument("--embedder", type=embedder_arg, default=None, metavar="NAME",
+                    help=f"embedder of dense and hybrid retrieval: {', '.join(EMBEDDERS)} (default "
+                         f"{DEFAULT_EMBEDDER}; lsa is lexical and fast, the others are neural models that "
+                         f"ship in their wheels and run offline)")
+
+
+def retriever_name(settings: EvalSettings) -> str:
+    """The retriever of ``settings`` as ``--retriever`` spells it (``"fast"`` is ``bm25``)."""
+    return "bm25" if settings.engine in ("bm25", "fast") else settings.engine_name
+
+
+def retrieval_options(retriever: str | None, embedder: str | None, base: EvalSettings) -> dict[str, Any]:
+    """The ``EvalSettings`` changes for ``retriever`` (None: bm25) and ``embedder`` (None: the default)."""
+    if retriever in (None, "bm25"):
+        # bm25 keeps the engine's older name "fast" (the default), so summaries read as before
+        return {"embedder": None} if base.engine in ("bm25", "fast") else {"engine": "bm25", "embedder": None}
+    return {"engine": retriever, "embedder": embedder or DEFAULT_EMBEDDER}
+
+
+def split_side(spec: str) -> tuple[str, tuple[str, str | None] | None]:
+    """``CONFIG@RETRIEVER[:EMBEDDER]`` → ``(CONFIG, (RETRIEVER, EMBEDDER or None))``; without ``@``: ``(spec, None)``.
+
+    An ``@`` followed by something that is not a word (``@`` inside a splitter's JSON) is left in
+    the config; a word that is not a retriever or an embedder is a one-line error.
+    """
+    head, at, tail = spec.rpartition("@")
+    if not at or not head.strip() or not _SUFFIX.fullmatch(tail.strip()):
+        return spec, None
+    retriever, _, embedder = tail.strip().partition(":")
+    if retriever not in RETRIEVER_NAMES:
+        raise CLIError(f"{spec}: {_unknown('retriever', retriever, RETRIEVER_NAMES)} "
+                       f"(a side is CONFIG@RETRIEVER[:EMBEDDER])", where=spec)
+    if embedder:
+        if embedder not in EMBEDDERS:
+            raise CLIError(f"{spec}: {_unknown('embedder', embedder, EMBEDDERS)}", where=spec)
+        if retriever not in NEEDS_EMBEDDER:
+            raise CLIError(f"{spec}: {retriever} takes no embedder (only {' and '.join(NEEDS_EMBEDDER)} embed)",
+                           where=spec)
+    return head.strip(), (retriever, embedder or None)
+
+
+def side_settings(settings: EvalSettings, suffix: tuple[str, str | None] | None, embedder: str | None) -> EvalSettings:
+    """The settings of a ``compare`` side: ``settings``, or its own retriever (``embedder``: ``--embedder``)."""
+    if suffix is None:
+        return settings
+    retriever, own = suffix
+    return settings.replace(**retrieval_options(retriever, own or embedder, settings))
+
+
+def _over_limit(summary: Mapping[str, Any]) -> str:
+    n = summary.get("embedder_over_limit")
+    if n is None:
+        return ""
+    limit = _TOKEN_LIMIT.get(str(summary.get("embedder")))
+    where = f"its {limit}-token limit" if limit else "its token limit"
+    return f" (no text over {where})" if not n else f" ({n} text{'s' if n != 1 else ''} over {where})"
+
+
+def describe(settings: EvalSettings, summary: Mapping[str, Any] | None = None, tokenizer: bool = True) -> str:
+    """What ranked, for a report: ``retriever bm25, tokenizer bigram``, ``retriever dense, embedder
+    e5-small (no text over its 512-token limit)``; ``summary`` (of a run) adds the over-limit count."""
+    name = retriever_name(settings)
+    parts = [f"retriever {name}" + (" (BM25 + dense, reciprocal rank fusion)" if name == "hybrid" else "")]
+    if name in NEEDS_EMBEDDER:
+        parts.append(f"embedder {settings.embedder_name}" + _over_limit(summary or {}))
+    if tokenizer and name != "dense":
+        parts.append(f"tokenizer {settings.tokenizer_name}")
+    return ", ".join(parts)
+
+
+def retrieval_fields(settings: EvalSettings, summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What ranked, for JSON: ``retriever``, ``embedder`` (None for bm25) and, when counted, ``embedder_over_limit``."""
+    out: dict[str, Any] = {"retriever": retriever_name(settings),
+                           "embedder": settings.embedder_name if retriever_name(settings) in NEEDS_EMBEDDER else None}
+    if summary is not None and summary.get("embedder_over_limit") is not None:
+        out["embedder_over_limit"] = summary["embedder_over_limit"]
+    return out
