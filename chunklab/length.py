@@ -16,7 +16,7 @@ from itertools import starmap
 from typing import Callable, Iterable
 
 __all__ = ["LENGTHS", "get_encoding", "length_function", "count_tokens", "encoding_source", "span_sizer",
-           "span_lengths", "Sizer"]
+           "span_lengths", "counts_chars", "Sizer"]
 
 #: Names accepted by every strategy's ``length`` parameter.
 LENGTHS = ("chars", "tokens")
@@ -100,6 +100,18 @@ def span_sizer(text: str, measure: Callable[[str], int] | None = None) -> Sizer:
     if measure is None:
         return _span_chars
     return lambda a, b: measure(text[a:b])
+
+
+def counts_chars(size: Sizer) -> bool:
+    """Is ``size`` the character sizer of :func:`span_sizer` (``size(a, b) == b - a``)?
+
+    Callers use this to take arithmetic fast paths: a run of pieces that tile the text is
+    then as long as its span, with no call per piece.
+
+    >>> counts_chars(span_sizer("甲乙")), counts_chars(span_sizer("甲乙", count_tokens))
+    (True, False)
+    """
+    return size is _span_chars
 
 
 def span_lengths(spans: Iterable[tuple[int, int]], size: Sizer) -> list[int]:

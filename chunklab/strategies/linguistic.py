@@ -8,13 +8,15 @@ pack whole units up to ``target`` and hand a unit longer than the cap to
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
-from itertools import accumulate
-from typing import Iterable, Sequence
+from itertools import accumulate, islice
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..base import Span, Strategy, iter_pieces, register, size_params
 from ..core import Document
-from ..length import Sizer, span_lengths, span_sizer
+from ..length import Sizer, counts_chars, span_lengths, span_sizer
 from ..packing import pack, summed
 from ..params import Param, ParamError
 from ..parsing.text import _BLANK_LINE, sentence_spans
@@ -50,15 +52,86 @@ def _compile_group(sep: str, is_regex: bool) -> re.Pattern:
     return re.compile(f"({sep if is_regex else re.escape(sep)})")
 
 
+#: The default separators but "": none of them matches the empty string (see :func:`_scanner`).
+_DEFAULT_NONEMPTY = frozenset(sep for sep in DEFAULT_SEPARATORS if sep)
+
+
+@lru_cache(maxsize=256)
+def _scanner(sep: str, is_regex: bool) -> tuple[re.Pattern, bool] | None:
+    """``(pattern, context_free)`` for a separator that :func:`_bounds` may scan with
+    ``finditer``, or None (a user's regular expression: :func:`_split_by`, as always).
+
+    The fast scan needs a pattern that never matches the empty string (so every match moves
+    a boundary): a non-empty literal, or one of :data:`DEFAULT_SEPARATORS`. ``context_free``
+    says that matching inside ``text[s:e]`` with ``finditer(text, s, e)`` gives the same
+    matches as matching the slice: true unless the pattern looks behind (a lookbehind sees the
+    characters before ``s``, a slice does not).
+    """
+    if not is_regex:
+        return _compile(sep, False), True
+    if sep in _DEFAULT_NONEMPTY:
+        return _compile(sep, True), "(?<" not in sep
+    return None
+
+
+_END, _START = re.Match.end, re.Match.start
+
+#: The meta of a span with nothing to say, shared: read-only, since callers copy meta to extend it.
+#: NOTE: a new dict per chunk cost ~5% of a split of the laws at target 256.
+_NO_META: Mapping[str, Any] = MappingProxyType({})
+
+
+def _bounds(text: str, s: int, e: int, sep: str, is_regex: bool, keep: str, must_occur: bool = True,
+            ) -> list[int] | None:
+    """Boundaries ``[s, ..., e]`` (strictly increasing) of the pieces of ``text[s:e]`` cut at
+    ``sep``, piece ``i`` being ``[b[i], b[i + 1])``; None when ``must_occur`` and ``sep`` does
+    not occur there. ``e > s``.
+
+    Exactly the pieces of :func:`_split_by` (and "occurs" is decided, as it always was, by
+    ``search(text, s, e)``), found faster: ``finditer`` gives each cut as an integer (C calls
+    ``Match.end`` or ``Match.start`` through ``map``) and no piece's text is ever built.
+    """
+    if sep == "":
+        return list(range(s, e + 1))
+    scan = _scanner(sep, is_regex)
+    if scan is None:
+        if must_occur and not _compile(sep, is_regex).search(text, s, e):
+            return None
+        pieces = _split_by(text, s, e, sep, is_regex, keep)
+        return [a for a, _ in pieces] + [e]
+    pattern, context_free = scan
+    cut = _END if keep == "end" else _START
+    if context_free:
+        cuts = list(map(cut, pattern.finditer(text, s, e)))
+        if not cuts and must_occur:
+            return None
+    else:
+        # NOTE: the split itself has always matched the slice (re.split of text[s:e]); only
+        # the test for "occurs" looks at text[s:e] in place, where a lookbehind sees text[s-1].
+        if must_occur and not pattern.search(text, s, e):
+            return None
+        cuts = list(map(cut, pattern.finditer(text[s:e])))
+        if s:
+            cuts = [c + s for c in cuts]
+    # A match is never empty, so cuts strictly increase; a match can only cut at s with
+    # keep="start" and at e with keep="end".
+    if not cuts or cuts[0] != s:
+        cuts.insert(0, s)
+    if cuts[-1] != e:
+        cuts.append(e)
+    return cuts
+
+
 def _split_by(text: str, s: int, e: int, sep: str, is_regex: bool, keep: str | bool) -> list[tuple[int, int]]:
     """Pieces of ``text[s:e]`` cut at ``sep``; the separator is attached to the
     end of the piece before it (``keep="end"``) or the start of the piece after
     it (``"start"``). Pieces tile the range exactly; empty pieces are dropped.
 
     NOTE: ``re.split`` with a capturing group runs in C and returns text and
-    separators alternately; their lengths give every offset exactly, which is
-    much faster than a Python loop over ``finditer`` and never searches for a
-    piece's text (so repeated text cannot be misplaced).
+    separators alternately; their lengths give every offset exactly, and a
+    piece's text is never searched for (so repeated text cannot be misplaced).
+    :func:`_bounds` uses this for a user's regular expression, whose empty
+    matches (which ``re.split`` cuts at) and groups it does not reason about.
     """
     if sep == "":
         return [(i, i + 1) for i in range(s, e)]
@@ -104,7 +177,9 @@ class Recursive(Strategy):
     ``target`` are merged greedily (neighbours share at most ``overlap``);
     a piece that is still too long is split again with the separators after
     the chosen one. Then fragments shorter than ``min`` are merged into a
-    neighbour as long as the result stays within ``max``.
+    neighbour as long as the result stays within ``max``. Lengths in
+    characters take a faster route to the same chunks: a piece is a pair of
+    integer boundaries and the merge searches them (:meth:`_merge_chars`).
 
     ``keep_separator="end"`` (default) leaves 。 at the end of its sentence;
     ``"start"`` (LangChain's default, ``keep_separator=True``) moves it to the
@@ -152,9 +227,6 @@ class Recursive(Strategy):
         self._given = set(kwargs)
         super().__init__(**kwargs)
 
-    #: Documents longer than twice this many characters are split block by block (same result).
-    _block: int = 1 << 15
-
     @property
     def _seps(self) -> Sequence[str]:
         return self.separators if self.separators is not None else DEFAULT_SEPARATORS
@@ -163,119 +235,127 @@ class Recursive(Strategy):
         text = doc.text
         size = self.sizer(text)
         regex = self.separator_regex if self.separators is not None else True
-        raw = self._split(text, start, end, list(self._seps), regex, size)
+        raw: list[tuple[int, int]] = []
+        self._split(text, start, end, tuple(self._seps), regex, size, counts_chars(size), raw)
         spans = merge_small(raw, self.min, self.cap, size)
         cap = self.cap
-        for s, e in spans:
-            # A chunk over the cap can only be a single unbreakable piece (a character longer
-            # than the cap in tokens).
-            yield s, e, ({"oversize": True} if size(s, e) > cap else {})
+        # A chunk over the cap can only be a single unbreakable piece (a character longer than
+        # the cap in tokens, or a piece no separator cuts).
+        if counts_chars(size):
+            return [(s, e, _NO_META if e - s <= cap else {"oversize": True}) for s, e in spans]
+        return [(s, e, _NO_META if size(s, e) <= cap else {"oversize": True}) for s, e in spans]
 
-    def _split(self, text, s, e, seps, regex, size) -> list[tuple[int, int]]:
-        sep, rest = seps[-1], []
-        for i, cand in enumerate(seps):
-            if cand == "":
-                sep = cand
+    def _split(self, text, s, e, seps, regex, size, chars, out) -> None:
+        """Append to ``out`` the chunks of ``[s, e)``: cut at the first of ``seps`` that occurs,
+        merge the pieces shorter than ``target``, split each longer piece with the later ones."""
+        if chars and e - s <= self.target:
+            # NOTE: the pieces of a span no longer than target merge back into the span itself,
+            # whatever the separators, so nothing needs to be scanned (a short document is one chunk).
+            if e > s:
+                out.append((s, e))
+            return
+        if e <= s:
+            return
+        bounds, rest = None, ()
+        for i, sep in enumerate(seps):
+            bounds = _bounds(text, s, e, sep, regex, self.keep_separator)
+            if bounds is not None:
+                rest = seps[i + 1:] if sep else ()
                 break
-            if _compile(cand, regex).search(text, s, e):
-                sep, rest = cand, seps[i + 1:]
-                break
-        if sep and e - s > 2 * self._block and (self.separators is None or not regex):
-            return self._split_blocks(text, s, e, sep, rest, regex, size)
-        pieces = _split_by(text, s, e, sep, regex, self.keep_separator)
-        lens = span_lengths(pieces, size)
-        out: list[tuple[int, int]] = []
-        first = self._merge_or_split(text, pieces, lens, rest, regex, size, out)
-        if first < len(pieces):
-            out.extend(self._merge(pieces, lens, first, len(pieces)))
-        return out
+        if bounds is None:
+            # No separator occurs in [s, e), yet the split has always been made at the last one:
+            # a regex with a lookbehind can match in the slice text[s:e] and not in place.
+            bounds = _bounds(text, s, e, seps[-1], regex, self.keep_separator, must_occur=False)
+        if chars:
+            self._merge_chars(text, bounds, rest, regex, size, out)
+        else:
+            self._merge_sized(text, bounds, rest, regex, size, out)
 
-    def _merge_or_split(self, text, pieces, lens, rest, regex, size, out) -> int:
-        """Append to ``out`` the merged runs of pieces shorter than ``target`` and each longer
-        piece split with the separators ``rest``; return where the trailing run of short
-        pieces (not merged yet) starts."""
+    def _merge_chars(self, text, b, rest, regex, size, out) -> None:
+        """:meth:`_merge_sized` for lengths in characters, with the same result, in a number of
+        steps proportional to the chunks rather than the pieces.
+
+        The pieces ``[b[i], b[i + 1])`` tile their range, so a run's length is ``b[j] - b[i]``
+        and the greedy merge becomes a search: the chunk starting at piece ``lo`` takes the
+        pieces up to the last boundary within ``b[lo] + target`` (``bisect``), and what it
+        carries into the next chunk is where both overlap rules first hold (``bisect`` again).
+        A piece of ``target`` or more (split again with ``rest``) can only be the piece that
+        ends a chunk, or a chunk's first piece, so only those are tested.
+        """
+        target, overlap = self.target, self.overlap
+        n = len(b) - 1
+        append, right, left = out.append, bisect_right, bisect_left
+        i = 0
+        while i < n:
+            # A run starts at piece i: first the long pieces that start it, split on their own.
+            while i < n and b[i + 1] - b[i] >= target:
+                if rest:
+                    self._split(text, b[i], b[i + 1], rest, regex, size, True, out)
+                else:
+                    append((b[i], b[i + 1]))
+                i += 1
+            if i == n:
+                return
+            # The current chunk holds pieces lo .. i-1 (none yet), and b[i] - b[lo] <= target.
+            lo = i
+            while True:
+                j = right(b, b[lo] + target, i, n + 1) - 1  # the last piece that fits ends at b[j]
+                if j == n:  # the rest of the run fits
+                    append((b[lo], b[n]))
+                    return
+                bj, nxt = b[j], b[j + 1]
+                if nxt - bj >= target:  # a long piece ends the run
+                    break
+                # piece j does not fit: close the chunk and carry at most `overlap` of it into
+                # the next, leaving room for piece j
+                append((b[lo], bj))
+                lo = left(b, bj - overlap, left(b, nxt - target, lo, j), j) if overlap else j
+                i = j + 1
+            if j > lo:
+                append((b[lo], bj))
+            i = j
+
+    def _merge_sized(self, text, b, rest, regex, size, out) -> None:
+        """Merge the runs of pieces ``[b[i], b[i + 1])`` shorter than ``target`` (:meth:`_merge`)
+        and split each longer piece with the separators ``rest``, appending to ``out``."""
         target = self.target
+        lens = span_lengths(zip(b, islice(b, 1, None)), size)
         first = 0  # first piece of the current run of "good" (short enough) pieces
         for i, n in enumerate(lens):
             if n < target:
                 continue
             if i > first:
-                out.extend(self._merge(pieces, lens, first, i))
-            a, b = pieces[i]
-            out.extend(self._split(text, a, b, rest, regex, size) if rest else [(a, b)])
+                self._merge(b, lens, first, i, out)
+            if rest:
+                self._split(text, b[i], b[i + 1], rest, regex, size, False, out)
+            else:
+                out.append((b[i], b[i + 1]))
             first = i + 1
-        return first
+        if first < len(lens):
+            self._merge(b, lens, first, len(lens), out)
 
-    def _split_blocks(self, text, s, e, sep, rest, regex, size) -> list[tuple[int, int]]:
-        """The same result as one pass of :meth:`_split` over ``[s, e)``, computed block by block.
-
-        NOTE: on a multi-megabyte document the single pass builds lists of ~10^5 pieces, and
-        walking them thrashes the CPU caches (~1.5x slower per character than the same text
-        as many small documents). Blocks of ``_block`` characters keep the working set small.
-        The result is identical because (1) each block ends before its last, possibly
-        incomplete piece, which the next block starts with, so every piece is found exactly
-        as a full scan finds it; (2) the greedy merge of a run of short pieces only ever
-        carries its current chunk forward, so merging a run's prefix, keeping back the last
-        (unfinished) chunk's pieces and resuming from them replays the same state.
-        """
-        out: list[tuple[int, int]] = []
-        carry_p: list[tuple[int, int]] = []
-        carry_l: list[int] = []
-        for block in self._blocks(text, s, e, sep, regex, self.keep_separator):
-            lens = carry_l + span_lengths(block, size)
-            pieces = carry_p + block
-            first = self._merge_or_split(text, pieces, lens, rest, regex, size, out)
-            carry_p, carry_l = [], []
-            if first < len(pieces):
-                chunks = self._merge(pieces, lens, first, len(pieces))
-                last = chunks.pop()  # unfinished: later pieces may still join it
-                out.extend(chunks)
-                lo = len(pieces) - 1
-                while pieces[lo][0] != last[0]:
-                    lo -= 1
-                carry_p, carry_l = pieces[lo:], lens[lo:]
-        if carry_p:
-            out.append((carry_p[0][0], carry_p[-1][1]))
-        return out
-
-    def _blocks(self, text, s, e, sep, regex, keep):
-        """Lists of consecutive pieces of ``[s, e)``, exactly those a single scan would give."""
-        pos, size = s, self._block
-        while True:
-            if e - pos <= 2 * size:
-                yield _split_by(text, pos, e, sep, regex, keep)
-                return
-            pieces = _split_by(text, pos, pos + size, sep, regex, keep)
-            if len(pieces) < 2:  # no separator in the window: widen it
-                size *= 2
-                continue
-            yield pieces[:-1]
-            pos, size = pieces[-1][0], self._block
-
-    def _merge(self, pieces: list[tuple[int, int]], lens: list[int], first: int, stop: int) -> list[tuple[int, int]]:
-        """Greedy merge of ``pieces[first:stop]`` up to ``target`` with at most ``overlap`` carried over.
+    def _merge(self, b: list[int], lens: list[int], first: int, stop: int, out: list[tuple[int, int]]) -> None:
+        """Greedy merge of pieces ``first .. stop-1`` up to ``target`` with at most ``overlap`` carried over.
 
         Mirrors LangChain's ``_merge_splits`` with separators kept (so joining
         two pieces adds nothing). Pieces tile their range, so a chunk is simply
         the span from its first piece's start to its last piece's end.
         """
         target, overlap = self.target, self.overlap
-        out: list[tuple[int, int]] = []
         lo = first     # index of the first piece of the current chunk
         total = 0
         for i in range(first, stop):
             n = lens[i]
             if total + n > target:
                 if i > lo:
-                    out.append((pieces[lo][0], pieces[i - 1][1]))
+                    out.append((b[lo], b[i]))
                     # Drop pieces from the front until what is left fits the overlap and leaves room.
                     while lo < i and (total > overlap or (total + n > target and total > 0)):
                         total -= lens[lo]
                         lo += 1
             total += n
         if lo < stop:
-            out.append((pieces[lo][0], pieces[stop - 1][1]))
-        return out
+            out.append((b[lo], b[stop]))
 
 
 def merge_small(spans: list[tuple[int, int]], min_len: int, cap: int, size: Sizer) -> list[tuple[int, int]]:

@@ -5,7 +5,7 @@ import pytest
 
 import chunklab
 from chunklab import Document, check_chunks
-from chunklab.strategies.linguistic import DEFAULT_SEPARATORS, sentence_spans
+from chunklab.strategies.linguistic import DEFAULT_SEPARATORS, _bounds, _split_by, sentence_spans
 
 LAW = (
     "第一条　为了保护民事主体的合法权益，调整民事关系，维护社会和经济秩序，制定本法。\n\n"
@@ -165,22 +165,47 @@ def test_tokens_length_counts_tokens():
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
+def _recursive_spans(strat, text: str, start: int, end: int, chars: bool) -> list[tuple[int, int]]:
+    """Recursive's spans of ``text[start:end]`` in characters, by the fast path (``chars``) or the general one."""
+    out: list[tuple[int, int]] = []
+    regex = strat.separator_regex if strat.separators is not None else True
+    strat._split(text, start, end, tuple(strat._seps), regex, lambda a, b: b - a, chars, out)
+    return out
+
+
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(st.sampled_from(list("甲乙丙。！，；\n \n\n“”.a1")), max_size=300),
-       target=st.integers(1, 40), overlap_frac=st.floats(0, 0.9), block=st.integers(1, 30),
+@given(text=st.text(st.sampled_from(list("甲乙丙。！，；\n \n\n“”.a1\t:、")), max_size=300),
+       target=st.integers(1, 40), overlap_frac=st.floats(0, 0.9), cut=st.tuples(st.integers(0, 300), st.integers(0, 300)),
        keep=st.sampled_from(["end", "start"]), compat=st.booleans())
-def test_block_by_block_split_equals_a_single_pass(text, target, overlap_frac, block, keep, compat):
+def test_character_fast_path_equals_the_piece_by_piece_merge(text, target, overlap_frac, cut, keep, compat):
+    """In characters, recursive merges by searching boundaries; the general path (any length) adds
+    up piece lengths one by one, as LangChain does. Both give the same spans, on any sub-range."""
     overlap = int((target - 1) * overlap_frac)
-    kwargs = {"target": target, "overlap": overlap, "keep_separator": keep, "langchain_compat": compat}
-    whole = chunklab.get_strategy("recursive", **kwargs)
-    blocked = chunklab.get_strategy("recursive", **kwargs)
-    blocked._block = block
-    assert [(c.start, c.end) for c in blocked.split(text)] == [(c.start, c.end) for c in whole.split(text)]
+    strat = chunklab.get_strategy("recursive", target=target, overlap=overlap, keep_separator=keep,
+                                  langchain_compat=compat)
+    a, b = sorted(c % (len(text) + 1) for c in cut)
+    fast = _recursive_spans(strat, text, a, b, chars=True)
+    assert fast == _recursive_spans(strat, text, a, b, chars=False)
+    assert all(a <= s < e <= b for s, e in fast)
 
 
-def test_block_by_block_on_a_real_law(law_texts):
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from(list("甲。！!\n \u3000\t.1a；，,:）”")), min_size=1, max_size=200),
+       cut=st.tuples(st.integers(0, 200), st.integers(0, 200)), keep=st.sampled_from(["end", "start"]),
+       sep=st.sampled_from([*DEFAULT_SEPARATORS[:-1], "\n\n", "\n", " ", "。", ".1"]))
+def test_boundary_scan_equals_re_split(text, cut, keep, sep):
+    """The finditer scan cuts exactly where re.split of the slice does (a lookbehind included)."""
+    regex = sep in DEFAULT_SEPARATORS
+    a, b = sorted(c % (len(text) + 1) for c in cut)
+    if a == b:
+        return
+    pieces = _split_by(text, a, b, sep, regex, keep)
+    bounds = _bounds(text, a, b, sep, regex, keep, must_occur=False)
+    assert list(zip(bounds, bounds[1:])) == pieces
+
+
+def test_fast_path_on_real_laws(law_texts):
     text = "\n\n".join(law_texts[:30])
-    whole = chunklab.get_strategy("recursive", target=300, overlap=40)
-    blocked = chunklab.get_strategy("recursive", target=300, overlap=40)
-    blocked._block = 997
-    assert [(c.start, c.end) for c in blocked.split(text)] == [(c.start, c.end) for c in whole.split(text)]
+    for kwargs in ({"target": 300, "overlap": 40}, {"target": 1000}, {"target": 64, "overlap": 20, "keep_separator": "start"}):
+        strat = chunklab.get_strategy("recursive", **kwargs)
+        assert _recursive_spans(strat, text, 0, len(text), True) == _recursive_spans(strat, text, 0, len(text), False)
