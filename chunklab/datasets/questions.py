@@ -548,7 +548,8 @@ def _candidates(body: str, lo: int = 20, hi: int = 60) -> list[tuple[int, int]]:
     return out
 
 
-def generate_scale_questions(corpus: Corpus | str | None = None, n: int = SCALE_SIZE, seed: int = 0) -> list[Question]:
+def generate_scale_questions(corpus: Corpus | str | None = None, n: int = SCALE_SIZE, seed: int = 0, *,
+                             at_most: bool = False) -> list[Question]:
     """Known-item questions for timing benchmarks, generated deterministically from a legal corpus.
 
     Articles are visited in a seeded random order (``random.Random(seed)``); from each, one
@@ -557,7 +558,8 @@ def generate_scale_questions(corpus: Corpus | str | None = None, n: int = SCALE_
     else the next article). The question is that span with about one character in eight
     dropped, put in one of three question templates. Ids are ``scale-0000``…, type
     ``known-item``, ``doc`` the law's id, ``note`` the law and article number. The default
-    ``n`` is 2,267, the size of article 002's experiment (claim C20).
+    ``n`` is 2,267, the size of article 002's experiment (claim C20). A corpus giving fewer than
+    ``n`` is an error, unless ``at_most=True`` (then all it gives are returned).
 
     >>> qs = generate_scale_questions("laws:劳动合同法", n=2)
     >>> qs[0].id, qs[0].type, len(qs)
@@ -596,7 +598,7 @@ def generate_scale_questions(corpus: Corpus | str | None = None, n: int = SCALE_
                 f"{doc.meta.get('short_title', doc.id)}{art['number']}",
             ))
             break
-    if len(out) < n:
+    if len(out) < n and not at_most:
         raise ValueError(f"corpus {corpus.name!r} gives only {len(out)} scale questions, fewer than n={n}")
     return out
 

@@ -5,7 +5,6 @@ articles, and articles cut apart: see :func:`structure_metrics`.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,37 +22,36 @@ def _span_of(a: Any) -> tuple[int, int]:
     return int(a[0]), int(a[1])
 
 
-def _paragraph_starts(text: str) -> np.ndarray:
-    """Positions that start a paragraph: the first non-space character of the text or of a line."""
-    arr = [m.end() for m in _PARA.finditer(text)]
-    return np.array(arr, dtype=np.int64)
-
-
-_PARA = re.compile(r"(?:^|\n)[^\S\n]*(?=\S)")
-
-
 class _Structure:
-    """Per-corpus positions used by :func:`structure_metrics`, computed once and cached."""
+    """Per-corpus positions used by :func:`structure_metrics`, computed once and cached.
+
+    Whitespace is kept as its maximal runs on the layout line (the one-character gaps between
+    documents count as whitespace), not as per-character arrays: the corpus costs a few bytes
+    per line, not per character.
+    """
 
     def __init__(self, documents: Sequence[Any]) -> None:
         self.layout = Layout(documents)
-        texts = [d.text for d in documents]
-        joined = "\n".join(texts)  # the layout's one-character gaps, as newlines
-        n = len(joined)
-        space = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-        ws = np.isin(space, np.array([ord(c) for c in _WS], dtype=np.uint32)) if n else np.zeros(0, bool)
-        # next_non_ws[p]: the first position >= p that is not whitespace (n if none).
-        idx = np.where(ws, n, np.arange(n))
-        self.next_non_ws = np.concatenate((np.minimum.accumulate(idx[::-1])[::-1], [n])).astype(np.int64)
-        # prev_end[p]: the smallest q <= p with text[q:p] all whitespace (right-trim of an end at p).
-        idx2 = np.where(ws, n + 1, np.arange(n) + 1)
-        last = np.maximum.accumulate(np.where(idx2 == n + 1, 0, idx2))
-        self.trim_end = np.concatenate(([0], last)).astype(np.int64)
-        ps = []
+        lens, offsets = self.layout.lens, self.layout.offsets
+        self.n = n = int(lens.sum() + max(len(lens) - 1, 0))  # length of the line, gaps included
+        ws_s, ws_e, ps = [], [], []
+        for i, (d, off) in enumerate(zip(documents, offsets.tolist())):
+            a, b, para = _space_runs(d.text)
+            ws_s.append(a + off); ws_e.append(b + off); ps.append(para + off)
+            if i < len(lens) - 1:  # the gap after the document
+                g = off + len(d.text)
+                ws_s.append(np.array([g], dtype=np.int64)); ws_e.append(np.array([g + 1], dtype=np.int64))
+        s_ = np.concatenate(ws_s) if ws_s else np.zeros(0, np.int64)
+        e_ = np.concatenate(ws_e) if ws_e else np.zeros(0, np.int64)
+        # runs touching across a gap are one run
+        new = np.ones(len(s_), dtype=bool)
+        new[1:] = s_[1:] != e_[:-1]
+        last = np.ones(len(s_), dtype=bool)
+        last[:-1] = new[1:]
+        self.ws_start, self.ws_end = s_[new], e_[last]
         art_s, art_e = [], []
         self.has_articles = False
-        for d, off in zip(documents, self.layout.offsets):
-            ps.append(_paragraph_starts(d.text) + off)
+        for d, off in zip(documents, offsets):
             arts = d.meta.get("articles", ()) or ()
             if arts:
                 self.has_articles = True
@@ -62,19 +60,61 @@ class _Structure:
         self.para_starts = np.unique(np.concatenate(ps)) if ps else np.zeros(0, np.int64)
         if art_s:
             s_, e_ = np.concatenate(art_s), np.concatenate(art_e)
-            s2 = self.next_non_ws[np.minimum(s_, n)]
-            e2 = self.trim_end[np.minimum(e_, n)]
+            s2 = self.next_non_ws(np.minimum(s_, n))
+            e2 = self.trim_end(np.minimum(e_, n))
             ok = e2 > s2
             self.art_s, self.art_e = s2[ok], e2[ok]
         else:
             self.art_s = self.art_e = np.zeros(0, np.int64)
         self.art_starts = np.unique(self.art_s)
-        self.doc_chars = int(sum(len(t) for t in texts))
+        self.doc_chars = int(lens.sum())
         self.parse_failed = [bool(d.meta.get("parse_failed")) for d in documents]
+
+    def next_non_ws(self, x: np.ndarray) -> np.ndarray:
+        """The first position ``>= x`` that is not whitespace (``n`` if none), for each of ``x`` (in ``0..n``)."""
+        x = np.asarray(x, dtype=np.int64)
+        if not len(self.ws_start):
+            return x
+        r = np.searchsorted(self.ws_start, x, side="right") - 1
+        rc = np.maximum(r, 0)
+        inside = (r >= 0) & (x < self.ws_end[rc])
+        return np.where(inside, self.ws_end[rc], x)
+
+    def trim_end(self, x: np.ndarray) -> np.ndarray:
+        """The smallest ``q <= x`` with ``[q, x)`` all whitespace (an end at ``x`` trimmed on the right)."""
+        x = np.asarray(x, dtype=np.int64)
+        if not len(self.ws_start):
+            return x
+        r = np.searchsorted(self.ws_start, x - 1, side="right") - 1
+        rc = np.maximum(r, 0)
+        inside = (x > 0) & (r >= 0) & (x - 1 < self.ws_end[rc])
+        return np.where(inside, self.ws_start[rc], x)
+
+
+def _space_runs(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Maximal runs ``[start, end)`` of whitespace characters of ``text``, and its paragraph starts.
+
+    A paragraph starts at the first non-space character of the text or of a line: at 0 when the
+    text starts with one, else at the end of a whitespace run that starts the text or holds a
+    newline (what ``(?:^|\\n)[^\\S\\n]*(?=\\S)`` finds). Three int64 arrays.
+    """
+    if not text:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    ws = np.isin(codes, _WS_CODES)
+    d = np.diff(ws.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    a, b = np.flatnonzero(d == 1).astype(np.int64), np.flatnonzero(d == -1).astype(np.int64)
+    nl = np.flatnonzero(codes == 10)
+    opens = (b < len(codes)) & ((a == 0) | (np.searchsorted(nl, a) < np.searchsorted(nl, b)))
+    para = b[opens]
+    if not ws[0]:
+        para = np.concatenate(([0], para)).astype(np.int64)
+    return a, b, para
 
 
 #: Every whitespace character (str.isspace) below U+3001; U+3000 is the ideographic space.
 _WS = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+_WS_CODES = np.array([ord(c) for c in _WS], dtype=np.uint32)
 _STRUCT_CACHE: dict[tuple[int, ...], tuple[Any, _Structure]] = {}
 
 
@@ -125,7 +165,7 @@ def structure_metrics(documents: Sequence[Any], chunks: Sequence[Any], ingest_se
     }
     n = len(chunks)
     gs, ge = st.layout.chunk_bounds(chunks)
-    starts = st.next_non_ws[gs] if n else gs
+    starts = st.next_non_ws(gs) if n else gs
     in_para = _in_sorted(starts, st.para_starts)
     in_art = _in_sorted(starts, st.art_starts)
     out["boundary_alignment"] = float((in_para | in_art).mean()) if n else float("nan")
