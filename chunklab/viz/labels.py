@@ -69,9 +69,10 @@ SYMPTOM_ADVICE_ZH: dict[str, str] = {
 #: "证据完整率" means ``complete_single`` and nothing else: the share of questions each of whose
 #: gold spans lies whole inside one of the *retrieved* chunks. Everything inside the *union* of the
 #: retrieved chunks is ``complete_union``, "并集完整率". The same share over *all* chunks, before any
-#: retrieval, is the recall ceiling, "召回上限" (``evidence_whole``, the audit item of that name; it
-#: bounds ``hit_strict``, "严格命中率", for any retriever). "命中率" is ``hit`` (a retrieved chunk
-#: holds at least half of a gold span), "严格命中率" is ``hit_strict`` (it holds a whole span).
+#: retrieval, is the evidence ceiling, "证据完整上限" (``evidence_whole``, the audit item of that
+#: name; it bounds ``complete_single`` at any k, for any retriever — not ``hit_strict``, which on a
+#: question with several spans needs only one of them whole). "命中率" is ``hit`` (a retrieved chunk
+#: holds at least half of any one gold span), "严格命中率" is ``hit_strict`` (it holds a whole span).
 METRIC_ZH: dict[str, str] = {
     "hit": "命中率",
     "hit_strict": "严格命中率",
@@ -89,7 +90,7 @@ METRIC_ZH: dict[str, str] = {
     "cite_distance": "引用定位：第 1 块到证据的距离",
     "irrelevant_share": "命中块中无关字符占比",
     "n_retrieved": "取回块数",
-    "evidence_whole": "召回上限",
+    "evidence_whole": "证据完整上限",
 }
 
 #: The dicts by kind, for :func:`zh`.

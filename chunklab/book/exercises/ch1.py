@@ -123,7 +123,7 @@ def _completeness_examples(candidate) -> None:
     for questions, want, why in cases:
         got = _call_completeness(candidate, chunks, questions)
         if not math.isclose(got, want, abs_tol=1e-9):
-            raise Failure(f"块 {chunks}，题目证据 {questions}：召回上限应为 {want}，你得到 {got}。\n（{why}。）")
+            raise Failure(f"块 {chunks}，题目证据 {questions}：证据完整上限应为 {want}，你得到 {got}。\n（{why}。）")
     got = _call_completeness(candidate, [("手册", 0, 10)], [])
     if got != 0.0:
         raise Failure(f"没有题目时约定返回 0.0（不要除以零），你得到 {got!r}。")
@@ -138,7 +138,7 @@ def _completeness_properties(candidate) -> None:
         got = _call_completeness(candidate, chunks, questions)
         if not math.isclose(got, want, abs_tol=1e-9):
             raise Failure(f"块 {[(s, e) for _, s, e in chunks]}，证据 {[q[0][1:] for q in questions]}："
-                          f"召回上限应为 {want:.4f}，你得到 {got:.4f}。")
+                          f"证据完整上限应为 {want:.4f}，你得到 {got:.4f}。")
 
     property_check(prop, st.lists(st.integers(1, 79), max_size=6),
                    st.lists(st.tuples(st.integers(0, 78), st.integers(1, 15)), min_size=1, max_size=6))
@@ -170,7 +170,7 @@ def _wrong_off_by_one(chunks, questions):
 
 exercise(Exercise(
     id="ex1-completeness",
-    title="练习 1.2 召回上限",
+    title="练习 1.2 证据完整上限",
     task="实现 evidence_completeness(chunks, questions) -> float：chunks 是 [(doc_id, start, end), ...]，"
          "questions 是每道题的证据列表 [[(doc_id, start, end), ...], ...]；返回「每段证据都被某一块完整包含」的题目占比，"
          "没有题目时返回 0.0。",
