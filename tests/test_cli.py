@@ -217,8 +217,8 @@ def test_bench_matrix_keys_on_a_small_grid(own):
     corpus = load_corpus(str(folder))
     r = bench.bench_matrix(corpus.documents, load_questions(str(q), corpus),
                            grid=[{"strategy": "fixed", "size": [40, 80]}], reference_sample=3)
-    assert set(r) == {"configs", "questions", "seconds", "reference_engine", "reference_seconds",
-                      "reference_note", "speedup", "ranker"}
+    assert set(r) == {"configs", "questions", "seconds", "jobs", "seconds_shared", "shared", "reference_engine",
+                      "reference_seconds", "reference_note", "speedup", "ranker"}
     assert r["configs"] == 2 and r["questions"] == len(QUESTIONS) and r["ranker"] == "compiled"
     assert "3 sampled questions" in r["reference_note"]
 

@@ -150,7 +150,9 @@ def test_run_matrix_rejects_settings_it_cannot_run():
     from chunklab.evaluation import EvalSettings
     from chunklab.retrieval import get_tokenizer
 
-    with pytest.raises(ValueError, match="engine must be 'bm25' or 'fast'.*got 'dense'"):
+    with pytest.raises(ValueError, match="engine must be one of 'bm25', 'fast', 'dense', 'hybrid'.*got 'reference'"):
+        run_matrix([DOC], QUESTIONS[:1], GRID, engine="reference")
+    with pytest.raises(ValueError, match="engine 'dense' needs an embedder"):
         run_matrix([DOC], QUESTIONS[:1], GRID, engine="dense")
     with pytest.raises(ValueError, match="tokenizer must be a tokenizer name"):
         run_matrix([DOC], QUESTIONS[:1], GRID, EvalSettings(tokenizer=get_tokenizer("words")))
@@ -162,3 +164,154 @@ def test_run_matrix_rejects_settings_it_cannot_run():
 def test_the_heatmap_is_drawn_by_the_viz_layer():
     # evaluation may not import viz: MatrixResult has no plotting method, metric_heatmap draws its rows
     assert not hasattr(MatrixResult, "heatmap")
+
+
+# -- dense and hybrid retrieval (issue #20) ---------------------------------------------------------
+
+def _same_row(row, want):
+    """A matrix row equals evaluate()'s summary of the same chunking (timings and warnings aside)."""
+    for key, value in want.items():
+        if "seconds" in key or key == "warnings":
+            continue
+        got = row[key]
+        assert got == value or (value != value and got != got), key
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("engine", ["dense", "hybrid"])
+def test_run_matrix_with_dense_and_hybrid_retrieval(engine):
+    from chunklab.base import get_strategy
+    from chunklab.evaluation import EvalSettings, evaluate
+
+    s = EvalSettings(k=2, n_boot=100, engine=engine, embedder="lsa")
+    res = run_matrix([DOC, DOC2], QUESTIONS, GRID, s, progress=False)
+    assert len(res.rows) == 6 and (res.engine, res.embedder) == (engine, "lsa")
+    assert {(r["engine"], r["embedder"]) for r in res.rows} == {(engine, "lsa")}
+    assert json.loads(res.to_json())["embedder"] == "lsa"
+    configs, _ = expand_grid(GRID)
+    for cfg, row in zip(configs, res.rows):
+        chunks = get_strategy(cfg["strategy"], **cfg["params"]).split_documents([DOC, DOC2])
+        _same_row(row, evaluate([DOC, DOC2], chunks, QUESTIONS, s).summary())
+    with ThreadPoolExecutor(2) as ex:
+        threaded = run_matrix([DOC, DOC2], QUESTIONS, GRID, s, progress=False, executor=ex)
+    assert _strip(threaded.rows) == _strip(res.rows)
+
+
+@pytest.mark.timeout(300)
+def test_dense_matrix_in_a_process_pool_equals_the_serial_run():
+    s = dict(k=2, n_boot=100, engine="dense", embedder="lsa")
+    with ProcessPoolExecutor(2) as ex:
+        res = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], progress=False, executor=ex, **s)
+    serial = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], progress=False, **s)
+    assert _strip(res.rows) == _strip(serial.rows) and res.rows[0]["engine"] == "dense"
+
+
+def test_bm25_matrix_says_which_retriever_ran():
+    res = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, n_boot=50, progress=False, embedder="lsa")
+    assert (res.engine, res.embedder) == ("fast", None)  # the embedder only serves dense and hybrid
+    assert "embedder" not in res.rows[0] and res.rows[0]["engine"] == "fast"
+
+
+# -- executors: the corpus reaches each worker once --------------------------------------------------
+
+def test_which_executors_see_this_process_state():
+    import multiprocessing as mp
+
+    from chunklab.evaluation.matrix import _shares_state
+
+    with ThreadPoolExecutor(1) as ex:
+        assert _shares_state(ex)
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("fork")) as ex:
+        assert _shares_state(ex)  # its workers are forked at the first task, with this process's memory
+        ex.submit(int, 1).result()
+        assert not _shares_state(ex)  # started already: tasks must carry the corpus
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as ex:
+        assert not _shares_state(ex)
+
+
+@pytest.mark.timeout(300)
+def test_tasks_that_reach_a_worker_without_the_corpus_are_sent_again_with_it(monkeypatch):
+    import multiprocessing as mp
+
+    from chunklab.evaluation import matrix
+
+    serial = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=False, n_boot=100)
+    # a spawned worker starts empty: told (wrongly) that it shares this process's state, every task
+    # first goes without the corpus, fails with _MissingState, and is sent again with it
+    monkeypatch.setattr(matrix, "_shares_state", lambda ex: True)
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as ex:
+        res = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=False, n_boot=100, executor=ex)
+        assert _strip(res.rows) == _strip(serial.rows)
+        # the same pool again (its worker holds the corpus now): nothing is sent twice
+        again = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=False, n_boot=100, executor=ex)
+        assert _strip(again.rows) == _strip(serial.rows)
+
+
+def test_a_worker_never_mixes_up_two_question_sets():
+    # the per-process state is keyed by the questions too: a second run on the same corpus with
+    # other questions (in a pool whose workers stay alive) measures those questions
+    with ProcessPoolExecutor(1) as ex:
+        a = run_matrix([DOC, DOC2], QUESTIONS, GRID[1:], k=2, progress=False, n_boot=50, executor=ex)
+        b = run_matrix([DOC, DOC2], QUESTIONS[:2], GRID[1:], k=2, progress=False, n_boot=50, executor=ex)
+    assert a.rows[0]["questions"] == 3 and b.rows[0]["questions"] == 2
+
+
+@pytest.mark.timeout(300)
+def test_bench_matrix_runs_on_the_jobs_asked_for():
+    from chunklab.tools.bench import bench_matrix
+
+    r = bench_matrix([DOC, DOC2], QUESTIONS, grid=GRID[1:], reference_sample=2, jobs=2)
+    assert (r["configs"], r["jobs"], r["questions"], r["shared"]) == (2, 2, 3, 0) and r["seconds"] > 0
+    r = bench_matrix([DOC, DOC2], QUESTIONS, grid=SAME_PARAMS[:2], reference_sample=2)
+    assert (r["configs"], r["shared"], r["jobs"]) == (4, 2, 1)
+    assert bench_matrix([DOC, DOC2], QUESTIONS, grid=SAME_PARAMS[:2], reference_sample=2, share=False)["shared"] == 0
+    one = {"strategy": "recursive", "target": 30, "overlap": 0}
+    assert bench_matrix([DOC, DOC2], QUESTIONS, grid=one, reference_sample=2, jobs=4)["jobs"] == 1  # one config
+    with pytest.raises(ValueError, match="jobs must be an int >= 1"):
+        bench_matrix([DOC, DOC2], QUESTIONS, grid=GRID[1:], jobs=0)
+
+
+# -- configs that cut the same chunks are measured once ---------------------------------------------
+
+SAME_PARAMS = [{"strategy": name, "target": [30, 60], "overlap": 0} for name in ("recursive", "paragraph", "line")]
+
+
+def test_configs_with_the_same_chunks_are_measured_once():
+    res = run_matrix([DOC, DOC2], QUESTIONS, SAME_PARAMS, k=2, n_boot=100, progress=False)
+    every = run_matrix([DOC, DOC2], QUESTIONS, SAME_PARAMS, k=2, n_boot=100, progress=False, share=False)
+    assert _strip(res.rows) == _strip(every.rows) and every.shared == {}
+    assert res.shared["paragraph(target=30, overlap=0)"] == "recursive(target=30, overlap=0)"
+    assert json.loads(res.to_json())["shared"] == res.shared
+    for row in res.rows:
+        if row["label"] in res.shared:  # no work was done for it but chunking
+            assert row["index_seconds"] == row["search_seconds"] == row["metrics_seconds"] == 0.0
+            assert row["ingest_seconds"] >= 0 and row["seconds"] >= row["ingest_seconds"]
+    with ProcessPoolExecutor(2) as ex:
+        pooled = run_matrix([DOC, DOC2], QUESTIONS, SAME_PARAMS, k=2, n_boot=100, progress=False, executor=ex)
+    assert _strip(pooled.rows) == _strip(res.rows) and pooled.shared == res.shared
+
+
+def test_a_group_measures_every_config_whose_chunks_differ():
+    from chunklab.evaluation import matrix
+
+    key = matrix._fingerprint([DOC, DOC2], "bigram", QUESTIONS)
+    configs, _ = expand_grid({"strategy": "fixed", "size": [20, 40], "overlap": 0})
+    try:
+        rows = matrix._run_group(key, [DOC, DOC2], QUESTIONS, configs, matrix.MATRIX_SETTINGS.replace(k=2))
+    finally:
+        matrix._STATE.pop(key, None)
+    assert [r["label"] for r in rows] == [c["label"] for c in configs]
+    assert all(matrix._SAME not in r and r["search_seconds"] > 0 for r in rows)
+    assert rows[0]["chunks"] != rows[1]["chunks"]
+
+
+def test_which_chunks_count_as_the_same():
+    from chunklab.core import Chunk
+    from chunklab.evaluation.matrix import _same_chunks
+
+    a = [Chunk("d", 0, 0, 4, "甲乙丙丁", meta={"strategy": "recursive"})]
+    assert _same_chunks(a, [Chunk("d", 0, 0, 4, "甲乙丙丁", meta={"strategy": "paragraph", "level": "x"})])
+    assert not _same_chunks(a, [Chunk("d", 0, 0, 4, "甲乙丙丁", context="第一章")])
+    assert not _same_chunks(a, [Chunk("d", 0, 0, 4, "甲乙丙丁", meta={"parse_failed": True})])
+    assert not _same_chunks(a, [Chunk("d", 0, 0, 3, "甲乙丙")]) and not _same_chunks(a, a + a)
+    assert not _same_chunks(a, [Chunk("e", 0, 0, 4, "甲乙丙丁")])

@@ -16,7 +16,11 @@ dicts, or a parameter given as an empty list, is an error.
 Work that does not depend on the configuration is done once: the corpus is tokenised into a
 :class:`~chunklab.retrieval.CorpusIndex` and the questions are encoded once; each config then
 chunks, indexes from token positions, ranks all questions in one call (:meth:`BM25Fast.search
-<chunklab.retrieval.BM25Fast.search>`) and measures.
+<chunklab.retrieval.BM25Fast.search>`) and measures. With a process pool that forks its workers
+(``chunklab matrix --jobs N`` on Linux), that work is done before the workers start and they
+inherit it: tasks carry only the config. Dense and hybrid retrieval (``engine="dense"`` /
+``"hybrid"`` with an ``embedder``) run each config through the same
+:func:`~chunklab.evaluation.evaluate`.
 
 >>> from chunklab.core import Document
 >>> configs, skipped = expand_grid([{"strategy": "fixed", "size": [4, 8], "overlap": [0, 0.5, 6]}])
@@ -26,6 +30,7 @@ chunks, indexes from token positions, ranks all questions in one call (:meth:`BM
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import itertools
@@ -33,16 +38,18 @@ import json
 import math
 import os
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..base import get_strategy
 from ..core import Document
 from ..datasets.questions import Question
 from ..retrieval import CorpusIndex
+from .distributed import run_on_dask
 from .run import evaluate
 from .settings import EvalSettings
+from .structure import structure_metrics
 
 __all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID", "MATRIX_SETTINGS"]
 
@@ -143,6 +150,13 @@ class MatrixResult:
     #: One-line notes about the run (k above some configs' chunk counts, configs that retrieved
     #: nothing), each said once; kept out of the rows.
     warnings: list[str] = field(default_factory=list)
+    #: The retriever every config ranked with (``"fast"``/``"bm25"``, ``"dense"``, ``"hybrid"``;
+    #: each row says it too, under ``engine``) and, for dense and hybrid, the embedder's name.
+    engine: str | None = None
+    embedder: str | None = None
+    #: Configs not measured again because their chunks are exactly those of another config (see
+    #: :func:`run_matrix`'s ``share``): label -> the label of the config measured.
+    shared: dict[str, str] = field(default_factory=dict)
 
     def best(self, metric: str = "hit") -> dict[str, Any]:
         """The row with the highest ``metric``."""
@@ -172,7 +186,7 @@ class MatrixResult:
         return text
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """``{"rows", "skipped", "seconds"}`` as JSON (NaN written as null)."""
+        """``{"rows", "skipped", "seconds", "engine", "embedder", "shared"}`` as JSON (NaN written as null)."""
         def clean(v: Any) -> Any:
             if isinstance(v, float) and not math.isfinite(v):
                 return None
@@ -182,7 +196,8 @@ class MatrixResult:
                 return [clean(x) for x in v]
             return v
 
-        text = json.dumps(clean({"rows": self.rows, "skipped": self.skipped, "seconds": self.seconds}),
+        text = json.dumps(clean({"rows": self.rows, "skipped": self.skipped, "seconds": self.seconds,
+                                 "engine": self.engine, "embedder": self.embedder, "shared": self.shared}),
                           ensure_ascii=False, indent=1)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:
@@ -194,16 +209,27 @@ class MatrixResult:
 # Running
 # --------------------------------------------------------------------------------------------
 
-#: Per-process cache of the configuration-independent work, keyed by a corpus fingerprint, so a
-#: worker process of an executor tokenises the corpus once however many configs it runs.
+#: Per-process cache of the configuration-independent work, keyed by a fingerprint of the corpus,
+#: the questions and the tokeniser, so a worker process of an executor tokenises the corpus once
+#: however many configs it runs. A process pool that forks its workers after :func:`run_matrix`
+#: filled it hands it to them as it is (nothing is sent or tokenised again); a worker keeps the
+#: newest :data:`_KEEP` states.
 _STATE: dict[str, tuple[Any, Any, Any]] = {}
+_KEEP = 2
 
 
-def _fingerprint(documents: Sequence[Any], tokenizer: str) -> str:
+class _MissingState(LookupError):
+    """A task sent without the corpus reached a worker that does not hold it (it is sent again with it)."""
+
+
+def _fingerprint(documents: Sequence[Any], tokenizer: str, questions: Sequence[Any] | None = None) -> str:
     h = hashlib.sha1(tokenizer.encode())
     for d in documents:
         h.update(d.id.encode()); h.update(b"\0"); h.update(str(len(d.text)).encode()); h.update(b"\1")
         h.update(d.text[:64].encode()); h.update(d.text[-64:].encode())
+    if questions is not None:  # the questions too: a worker that stays alive may see other ones
+        for q in _plain_questions(questions):
+            h.update(b"\2"); h.update(repr(q).encode())
     return h.hexdigest()
 
 
@@ -229,35 +255,172 @@ class _Q:
     spans: tuple
 
 
-def _state(key: str, documents: Any, questions: Any, tokenizer: str) -> tuple[Any, Any, Any]:
+#: The retrievers :func:`run_matrix` runs.
+_ENGINES = ("bm25", "fast", "dense", "hybrid")
+
+
+def _needs_index(settings: EvalSettings) -> bool:
+    """Whether the settings rank with BM25 (alone or in a hybrid), i.e. on the shared CorpusIndex."""
+    return settings.engine in ("bm25", "fast", "hybrid")
+
+
+def _state(key: str, documents: Any, questions: Any, tokenizer: str, index: bool = True) -> tuple[Any, Any, Any]:
+    """``(documents, questions, CorpusIndex or None)`` of ``key``, made once per process.
+
+    ``documents``/``questions`` None: the caller expects this process to hold them already
+    (:class:`_MissingState` when it does not). ``index=False``: no CorpusIndex is needed (dense).
+    """
     st = _STATE.get(key)
     if st is None:
+        if documents is None or questions is None:
+            raise _MissingState(key)
         if documents and isinstance(documents[0], tuple):
             documents = [Document(i, t, title, meta) for i, t, title, meta in documents]
         if questions and isinstance(questions[0], tuple):
             questions = [_Q(i, q, tuple(s)) for i, q, s in questions]
-        index = CorpusIndex(documents, tokenizer=tokenizer)
-        index.encode_queries([q.question for q in questions])
-        st = _STATE[key] = (documents, questions, index)
+        # the per-corpus positions of the structure metrics, computed once here (a forked worker
+        # inherits them with the rest)
+        structure_metrics(documents, [])
+        while len(_STATE) >= _KEEP:
+            _STATE.pop(next(iter(_STATE)))
+        st = _STATE[key] = (documents, questions, None)
+    if index and st[2] is None:
+        docs, qs, _ = st
+        idx = CorpusIndex(docs, tokenizer=tokenizer)
+        idx.encode_queries([q.question for q in qs])
+        st = _STATE[key] = (docs, qs, idx)
     return st
 
 
 def _run_config(key: str, documents: Any, questions: Any, cfg: dict[str, Any], settings: EvalSettings) -> dict[str, Any]:
-    docs, qs, index = _state(key, documents, questions, settings.tokenizer)
-    t0 = time.perf_counter()
-    chunks = get_strategy(cfg["strategy"], **cfg["params"]).split_documents(docs)
-    ingest = time.perf_counter() - t0
-    res = evaluate(docs, chunks, qs, settings, index=index, ingest_seconds=ingest,
-                   config={"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]})
-    row = res.summary()
-    row.pop("warnings", None)  # said once per run by run_matrix, not in every row
-    row["seconds"] = time.perf_counter() - t0
-    if res.warnings:
-        row[_WARNINGS] = list(res.warnings)
-    return row
+    return _run_group(key, documents, questions, [cfg], settings)[0]
+
+
+def _run_group(key: str, documents: Any, questions: Any, cfgs: list[dict[str, Any]],
+               settings: EvalSettings) -> list[dict[str, Any]]:
+    """The rows of ``cfgs``, in order (a group from :func:`_groups`: one task of an executor).
+
+    A config whose chunks are those of the config measured before it in the group, in all that
+    :func:`~chunklab.evaluation.evaluate` reads of them (see :func:`_same_chunks`), is not measured
+    again: its row is that measurement under its own label and parameters, with its own chunking
+    time and 0 s of index, search and metrics, and ``_SAME`` names the config measured.
+    """
+    docs, qs, index = _state(key, documents, questions, settings.tokenizer, _needs_index(settings))
+    rows: list[dict[str, Any]] = []
+    last: tuple[str, Any, Any] | None = None  # (label, chunks, EvalResult) of the last measured config
+    for cfg in cfgs:
+        t0 = time.perf_counter()
+        chunks = get_strategy(cfg["strategy"], **cfg["params"]).split_documents(docs)
+        ingest = time.perf_counter() - t0
+        config = {"label": cfg["label"], "strategy": cfg["strategy"], **cfg["params"]}
+        if last is not None and _same_chunks(last[1], chunks):
+            res, same = _measured_as(last[2], config, ingest), last[0]
+        else:
+            res = evaluate(docs, chunks, qs, settings, index=index, ingest_seconds=ingest, config=config)
+            same, last = None, (cfg["label"], chunks, res)
+        row = res.summary()
+        row.pop("warnings", None)  # said once per run by run_matrix, not in every row
+        row["seconds"] = time.perf_counter() - t0
+        if res.warnings:
+            row[_WARNINGS] = list(res.warnings)
+        if same is not None:
+            row[_SAME] = same
+        rows.append(row)
+    return rows
+
+
+def _same_chunks(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two chunkings are the same to BM25 evaluation: the same chunks in the same order, by
+    document, offsets, text, context and ``meta["parse_failed"]`` (other metadata, such as the
+    strategy's name, is not measured)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if (x.start != y.start or x.end != y.end or x.doc_id != y.doc_id or x.text != y.text
+                or x.context != y.context or bool(x.meta.get("parse_failed")) != bool(y.meta.get("parse_failed"))):
+            return False
+    return True
+
+
+def _measured_as(res: Any, config: dict[str, Any], ingest: float) -> Any:
+    """``res`` (an EvalResult) as :func:`~chunklab.evaluation.evaluate` would give it for the same
+    chunks under ``config``: its config keys, its chunking time, no index, search or metrics time."""
+    cfg = dict(config)
+    for k in ("engine", "tokenizer", "use_context"):  # what evaluate adds to a BM25 config
+        cfg.setdefault(k, res.config[k])
+    return dataclasses.replace(res, config=cfg, structure={**res.structure, "ingest_seconds": float(ingest)},
+                               timings={k: 0.0 for k in res.timings})
+
+
+def _groups(configs: list[dict[str, Any]], share: bool) -> list[list[int]]:
+    """Config positions in groups run by one task: with ``share``, the configs with the same
+    parameters under different strategies (they may well cut the same chunks, e.g. ``recursive`` and
+    ``paragraph`` on text whose paragraphs are its first separator), else one config per group."""
+    if not share:
+        return [[i] for i in range(len(configs))]
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(configs):
+        groups.setdefault(repr(sorted(c["params"].items())), []).append(i)
+    return list(groups.values())
+
+
+def _shares_state(executor: Executor) -> bool:
+    """Whether ``executor``'s workers will see this process's :data:`_STATE` as it is now: threads,
+    or a process pool that has not started its workers yet and will fork them."""
+    if isinstance(executor, ThreadPoolExecutor):
+        return True
+    if isinstance(executor, ProcessPoolExecutor):
+        ctx = getattr(executor, "_mp_context", None)
+        started = getattr(executor, "_processes", None)
+        return ctx is not None and ctx.get_start_method() == "fork" and not started
+    return False
+
+
+def _cost_order(configs: list[dict[str, Any]], groups: list[list[int]]) -> list[int]:
+    """Group positions, the costliest guess first (the smallest size: the most chunks), so a pool's
+    workers finish together."""
+    def size(g: int) -> float:
+        p = configs[groups[g][0]]["params"]
+        v = p.get("size", p.get("target"))
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.inf
+    return sorted(range(len(groups)), key=lambda g: (size(g), -len(groups[g])))
+
+
+def _run_on_executor(executor: Executor, key: str, documents: list[Any], questions: list[Any],
+                     configs: list[dict[str, Any]], groups: list[list[int]], s: EvalSettings,
+                     open_bar: Callable[[], Any]) -> list[dict[str, Any]]:
+    """Every group of configs (:func:`_groups`) as one task of ``executor``; rows in grid order.
+
+    Tasks carry the corpus only when the workers cannot already hold it (see :func:`_shares_state`);
+    a task that reaches a worker without it anyway is sent again with it. The progress bar (and
+    its monitor thread) is opened once the tasks are sent, i.e. after a pool forked its workers.
+    """
+    plain: list[tuple[list, list]] = []
+
+    def submit(g: int, by_value: bool) -> Future:
+        if by_value and not plain:
+            plain.append((_plain_docs(documents), _plain_questions(questions)))
+        d, q = plain[0] if by_value else (None, None)
+        return executor.submit(_run_group, key, d, q, [configs[i] for i in groups[g]], s)
+
+    by_value = not _shares_state(executor)
+    futures: dict[int, Future] = {g: submit(g, by_value) for g in _cost_order(configs, groups)}
+    bar = open_bar()
+    rows: list[Any] = [None] * len(configs)
+    for g in sorted(futures, key=lambda g: groups[g][0]):
+        try:
+            out = futures[g].result()
+        except _MissingState:
+            out = submit(g, True).result()
+        for i, row in zip(groups[g], out):
+            rows[i] = row
+        if bar is not None:
+            bar.update(len(out))
+    return rows
 
 
 _WARNINGS = "__warnings__"
+_SAME = "__same_as__"
 
 
 def _run_warnings(rows: list[dict[str, Any]], k: int, budget: int | None) -> list[str]:
@@ -274,6 +437,11 @@ def _run_warnings(rows: list[dict[str, Any]], k: int, budget: int | None) -> lis
     return out
 
 
+def _forget(key: str) -> None:
+    """Drop this process's state for ``key`` (run on every Dask worker after a run)."""
+    _STATE.pop(key, None)
+
+
 #: :func:`run_matrix`'s defaults: those of :class:`~chunklab.evaluation.settings.EvalSettings` but
 #: 1,000 bootstrap resamples (a matrix has many rows).
 MATRIX_SETTINGS = EvalSettings(n_boot=1000)
@@ -281,62 +449,107 @@ MATRIX_SETTINGS = EvalSettings(n_boot=1000)
 
 def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
                grid: Sequence[dict[str, Any]] | dict[str, Any], settings: EvalSettings | None = None, *,
-               executor: Executor | None = None, progress: bool = True, **options: Any) -> MatrixResult:
+               executor: Executor | None = None, scheduler: str | None = None, progress: bool = True,
+               share: bool = True, **options: Any) -> MatrixResult:
     """Run every config of ``grid`` (see :func:`expand_grid`) on ``documents`` and ``questions``.
 
     ``settings`` (default :data:`MATRIX_SETTINGS`), with single options given by keyword on top
     (``run_matrix(docs, qs, grid, k=5, budget=2000)``), is passed to
     :func:`~chunklab.evaluation.evaluate` for every config: ``budget`` / ``budget_unit`` (a fixed
     context budget instead of k), ``count_tokens`` (tok@k in cl100k tokens), ``use_context``,
-    ``n_boot``, ``seed``. Every config ranks with BM25 on one shared
-    :class:`~chunklab.retrieval.CorpusIndex`, so ``engine`` must be ``"bm25"`` (or ``"fast"``) and
-    ``tokenizer`` a name.
+    ``n_boot``, ``seed``, and the retriever: ``engine``
+
+    * ``"bm25"`` (or ``"fast"``, the default): every config ranks with BM25 on one shared
+      :class:`~chunklab.retrieval.CorpusIndex` (the corpus is tokenised once; ``tokenizer`` must
+      be a name);
+    * ``"dense"``: cosine similarity of ``embedder`` vectors (a name: ``"lsa"``, ``"e5-small"``,
+      ``"use-multilingual"``; or an embedder object), no CorpusIndex;
+    * ``"hybrid"``: BM25 on the shared index and dense, fused by reciprocal rank fusion.
+
+    Each config is then :func:`~chunklab.evaluation.evaluate` of its chunking with these settings,
+    so a row equals that call's ``summary()`` (timings aside); rows and the result say which
+    retriever (``engine``) and embedder (``embedder``) ran.
+
+    ``share`` (BM25): configs with the same parameters under different strategies run one after
+    the other, and one whose chunks are exactly those of the config before it (same documents,
+    offsets, texts, contexts and parse failures) is not measured again: its row is the same
+    measurement (its own chunking time, 0 s of index, search and metrics) and
+    :attr:`MatrixResult.shared` names the config it shares. ``share=False`` measures every config.
 
     ``executor``: any ``concurrent.futures.Executor`` (threads, processes, or a Dask/Ray executor
-    with the same interface); documents and questions are sent as plain tuples, and each worker
-    tokenises the corpus once. Without one, configs run in this process, sharing one
-    :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order.
+    with the same interface). The corpus is tokenised here first; threads share that work, and so
+    do the workers of a process pool that has not started yet and forks them (Linux's default):
+    their tasks carry only the config. Other workers get the documents and questions as plain
+    tuples and tokenise the corpus once each. Without one, configs run in this process, sharing
+    one :class:`~chunklab.retrieval.CorpusIndex`. Rows come back in grid order (the costliest
+    configs are sent first, so the workers finish together).
+
+    ``scheduler``: run the configs on Dask distributed instead (not with ``executor``):
+    ``"tcp://host:8786"`` for a running scheduler, or ``"local:N"`` for a ``LocalCluster`` of N
+    worker processes; the corpus and questions are sent to each worker once, and configs lost with
+    a worker are run again (:func:`~chunklab.evaluation.distributed.run_on_dask`).
     """
+    if executor is not None and scheduler is not None:
+        raise ValueError("give executor or scheduler (--scheduler), not both")
     s = EvalSettings.resolve(settings, options, default=MATRIX_SETTINGS)
     if not isinstance(s.tokenizer, str):
         raise ValueError(f"tokenizer must be a tokenizer name, got {s.tokenizer!r}")
-    if s.engine not in ("bm25", "fast"):
-        raise ValueError(f"engine must be 'bm25' or 'fast' (run_matrix ranks every config with BM25 on one "
-                         f"shared CorpusIndex), got {s.engine_name!r}")
+    if not isinstance(s.engine, str) or s.engine not in _ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, _ENGINES))} (a retriever run_matrix builds "
+                         f"over each config's chunks), got {s.engine_name!r}")
+    if s.engine in ("dense", "hybrid") and s.embedder is None:
+        raise ValueError(f"engine {s.engine!r} needs an embedder: embedder='lsa', 'e5-small', 'use-multilingual' "
+                         f"or an embedder object")
     t0 = time.perf_counter()
     documents = list(documents)
     questions = list(questions)
     configs, skipped = expand_grid(grid)
-    key = _fingerprint(documents, s.tokenizer)
+    groups = _groups(configs, share and s.engine in ("bm25", "fast"))
+    key = _fingerprint(documents, s.tokenizer, questions)
     bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(configs), desc="matrix", unit="config")
+    def open_bar() -> Any:
+        nonlocal bar
+        if progress and bar is None:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(configs), desc="matrix", unit="config")
+        return bar
+
     rows: list[dict[str, Any]] = []
     setup = 0.0
-    if executor is None:
+    if scheduler is not None:
+        open_bar()
+        run_key = f"{key}-{time.time_ns()}"  # run-scoped: long-lived workers never reuse a stale corpus
+        rows = run_on_dask(scheduler, _run_config, configs, per_task=(s,), progress=bar,
+                           shared=(run_key, _plain_docs(documents), _plain_questions(questions)),
+                           names=[c["label"] for c in configs], cleanup=(_forget, (run_key,)))
+    elif executor is None:
+        open_bar()
         ts = time.perf_counter()
-        _state(key, documents, questions, s.tokenizer)
+        _state(key, documents, questions, s.tokenizer, _needs_index(s))
         setup = time.perf_counter() - ts
         try:
-            for cfg in configs:
-                rows.append(_run_config(key, documents, questions, cfg, s))
+            out: list[Any] = [None] * len(configs)
+            for group in groups:
+                for i, row in zip(group, _run_group(key, documents, questions, [configs[i] for i in group], s)):
+                    out[i] = row
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(len(group))
+            rows = out
         finally:
             _STATE.pop(key, None)
     else:
-        pdocs, pqs = _plain_docs(documents), _plain_questions(questions)
-        futures = [executor.submit(_run_config, key, pdocs, pqs, cfg, s) for cfg in configs]
+        ts = time.perf_counter()
+        _state(key, documents, questions, s.tokenizer, _needs_index(s))  # before a forking pool starts
+        setup = time.perf_counter() - ts
         try:
-            for f in futures:
-                rows.append(f.result())
-                if bar is not None:
-                    bar.update(1)
+            rows = _run_on_executor(executor, key, documents, questions, configs, groups, s, open_bar)
         finally:
             _STATE.pop(key, None)  # a thread executor shares this process's cache
     if bar is not None:
         bar.close()
     warnings = _run_warnings(rows, s.k, s.budget)
-    return MatrixResult(rows, skipped, time.perf_counter() - t0, setup, warnings=warnings)
+    shared = {r["label"]: r.pop(_SAME) for r in rows if _SAME in r}
+    return MatrixResult(rows, skipped, time.perf_counter() - t0, setup, warnings=warnings, engine=s.engine_name,
+                        embedder=s.embedder_name if s.engine in ("dense", "hybrid") else None, shared=shared)

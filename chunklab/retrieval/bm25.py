@@ -214,13 +214,32 @@ class BM25Fast:
         tf = sp.csc_matrix(tf, dtype=np.float64)
         tf.sum_duplicates()
         tf.eliminate_zeros()
+        self._build(tf, None, k1, b, epsilon, vocab, tokenizer, owned=False)
+
+    @classmethod
+    def _from_counts(cls, tf: sp.csc_matrix, doc_len: np.ndarray, k1: float = 1.5, b: float = 0.75,
+                     epsilon: float = 0.25, tokenizer: str | Tokenizer | None = None) -> "BM25Fast":
+        """An engine over a canonical CSC count matrix without zeros and its row sums ``doc_len``.
+
+        The matrix is taken over (its data become the weights): what
+        :meth:`CorpusIndex.index_chunks <chunklab.retrieval.CorpusIndex.index_chunks>` builds.
+        """
+        _check_bm25_params(k1, b, epsilon)
+        self = cls.__new__(cls)
+        self._build(tf, doc_len, k1, b, epsilon, None, tokenizer, owned=True)
+        return self
+
+    def _build(self, tf: sp.csc_matrix, doc_len: np.ndarray | None, k1: float, b: float, epsilon: float,
+               vocab: dict[str, int] | None, tokenizer: str | Tokenizer | None, owned: bool) -> None:
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.n, self.n_terms = tf.shape
         if self.n == 0:
             raise ValueError("the index must hold at least one chunk")
         self.vocab = vocab
         self.tokenizer = get_tokenizer(tokenizer) if tokenizer is not None else None
-        self.doc_len = np.bincount(tf.indices, weights=tf.data, minlength=self.n)
+        if doc_len is None:
+            doc_len = np.bincount(tf.indices, weights=tf.data, minlength=self.n)
+        self.doc_len = np.asarray(doc_len, dtype=np.float64)
         total = self.doc_len.sum()
         self.avgdl = total / self.n
         df = np.diff(tf.indptr)
@@ -233,14 +252,22 @@ class BM25Fast:
         self.idf = idf
         self.df = df
         # Weight matrix W[d, t] = idf(t) * tf (k1 + 1) / (tf + K_d).
-        terms = np.repeat(np.arange(self.n_terms), df)
         if self.avgdl > 0:
             kd = self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl)
         else:
             kd = np.full(self.n, self.k1 * (1 - self.b))
         t = tf.data
-        w = idf[terms] * (t * (self.k1 + 1) / (t + kd[tf.indices]))
-        self._weights_csc = sp.csc_matrix((w, tf.indices.copy(), tf.indptr.copy()), shape=tf.shape)
+        if _TOPK is not None and tf.indices.dtype == np.int32:
+            # the same operations in the same order, in one pass (the data become the weights
+            # when the matrix is ours)
+            w = t if owned else np.empty_like(t)
+            _TOPK.bm25_weights(self.n, self.n_terms, np.ascontiguousarray(tf.indptr, dtype=np.int64), tf.indices,
+                               t, idf, np.ascontiguousarray(kd, dtype=np.float64), self.k1, w)
+        else:
+            terms = np.repeat(np.arange(self.n_terms), df)
+            w = idf[terms] * (t * (self.k1 + 1) / (t + kd[tf.indices]))
+        indices, indptr = (tf.indices, tf.indptr) if owned else (tf.indices.copy(), tf.indptr.copy())
+        self._weights_csc = _canonical(sp.csc_matrix((w, indices, indptr), shape=tf.shape, copy=False))
         self._wt = self._weights_csc.T  # terms x chunks, CSR
         self._weights = None
         #: how :meth:`search` ranks: ``"compiled"`` (chunklab._topk, when it was built) or
@@ -335,6 +362,12 @@ class BM25Fast:
         q = q.copy()
         q.resize(q.shape[0], self.n_terms)
         return q
+
+
+def _canonical(m: sp.spmatrix) -> sp.spmatrix:
+    """``m``, marked as canonical (sorted indices, no duplicates), which the caller guarantees."""
+    m.has_canonical_format = True
+    return m
 
 
 def _count_matrix(indices: Sequence[int] | np.ndarray, indptr: Sequence[int] | np.ndarray, n_cols: int) -> sp.csr_matrix:

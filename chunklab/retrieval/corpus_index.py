@@ -13,11 +13,69 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .bm25 import BM25Fast, _count_matrix
+from .bm25 import _TOPK, BM25Fast, _canonical, _count_matrix
 from .layout import Layout
-from .tokenizers import _CJK_RUN, _SHIFT, _WORD_BASE, Tokenizer, get_tokenizer
+from .tokenizers import (
+    _CJK_RUN, _SHIFT, _WORD_BASE, KIND_CJK, BigramTokenizer, Tokenizer, UnigramBigramTokenizer, WordsTokenizer,
+    get_tokenizer,
+)
 
 __all__ = ["CorpusIndex"]
+
+#: The tokenisers whose cut pieces give exactly one token each, known without tokenising the piece
+#: (see :meth:`CorpusIndex._edge_tokens`; a subclass may change the rules, so only these types).
+_PIECE_RULES = (BigramTokenizer, UnigramBigramTokenizer, WordsTokenizer)
+
+
+def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, codes)`` with ``keys == distinct[codes]`` (the distinct keys in no particular order)."""
+    if _TOPK is not None and len(keys) < 2**31 - 1:
+        codes = np.empty(len(keys), dtype=np.int32)
+        distinct = np.frombuffer(_TOPK.factorize(np.ascontiguousarray(keys, dtype=np.int64), codes), dtype=np.int64)
+        return distinct, codes
+    distinct, codes = np.unique(keys, return_inverse=True)
+    return distinct, codes.astype(np.int32 if len(distinct) < 2**31 - 1 else np.int64)
+
+
+#: Tokens whose keys :meth:`CorpusIndex._tokenise` makes distinct together (memory: 8 bytes each).
+_TOKEN_BLOCK = 1 << 18
+
+
+class _IndexLayout(Layout):
+    """The index's :class:`~chunklab.retrieval.layout.Layout`, remembering the gold bounds of its
+    last question set: every chunking of a matrix is measured on the same questions.
+
+    Only spans that cannot change are remembered (each question's spans a tuple of tuples or of
+    frozen dataclasses, and the same objects as last time); the arrays are read-only.
+    """
+
+    _gold: tuple[list[Any], tuple[np.ndarray, np.ndarray]] | None = None
+
+    def gold_bounds(self, span_lists: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray]:
+        span_lists = list(span_lists)
+        hit = self._gold
+        if (hit is not None and len(hit[0]) == len(span_lists)
+                and all(a is b for a, b in zip(hit[0], span_lists))):
+            return hit[1]
+        out = super().gold_bounds(span_lists)
+        if all(_frozen(spans) for spans in span_lists):
+            for arr in out:
+                arr.flags.writeable = False
+            self._gold = (span_lists, out)
+        return out
+
+
+def _frozen(spans: Any) -> bool:
+    """Whether ``spans`` is a tuple whose items cannot change (tuples, frozen dataclasses)."""
+    if type(spans) is not tuple:
+        return False
+    for sp_ in spans:
+        if isinstance(sp_, tuple):
+            continue
+        params = getattr(type(sp_), "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            return False
+    return True
 
 
 class CorpusIndex:
@@ -43,29 +101,21 @@ class CorpusIndex:
         self.tokenizer = get_tokenizer(tokenizer)
         #: The corpus on one line (see :class:`~chunklab.retrieval.layout.Layout`): token positions
         #: are global, and :func:`~chunklab.evaluation.evaluate` measures on this same layout.
-        self.layout = Layout(documents)
+        self.layout = _IndexLayout(documents)
         self._words: dict[str, int] = {}
         self._words_lock = threading.Lock()
         self._query_cache: dict[tuple[str, ...], sp.csr_matrix] = {}
         self._context_cache: dict[str, np.ndarray] = {}
+        # Positions are int32 when the corpus line is shorter than 2**31 (searches cast their
+        # needles to it, see _pos); token columns are int32 below 2**30 terms.
+        n_chars = int(self.layout.offsets[-1] + self.layout.lens[-1]) if len(self.layout) else 0
+        self._pos_dtype = np.int32 if n_chars < 2**31 - 1 else np.int64
         if self.tokenizer.positional:
-            ks, ss, es, rss, res, rks = [], [], [], [], [], []
-            for off, text in zip(self.layout.offsets, self.layout.texts):
-                k, s, e, rs, re_, rk = self.tokenizer.positions(text, self._word_key)
-                ks.append(k); ss.append(s + off); es.append(e + off)
-                rss.append(rs + off); res.append(re_ + off); rks.append(rk)
-            keys = np.concatenate(ks) if ks else np.zeros(0, dtype=np.int64)
-            self.tok_start = np.concatenate(ss) if ss else np.zeros(0, dtype=np.int64)
-            self.tok_end = np.concatenate(es) if es else np.zeros(0, dtype=np.int64)
-            self.run_start = np.concatenate(rss) if rss else np.zeros(0, dtype=np.int64)
-            self.run_end = np.concatenate(res) if res else np.zeros(0, dtype=np.int64)
-            self.run_kind = np.concatenate(rks) if rks else np.zeros(0, dtype=np.int8)
-            self.vocab_keys, self.tok_col = np.unique(keys, return_inverse=True)
-            self.tok_col = self.tok_col.astype(np.int32 if len(self.vocab_keys) < 2**30 else np.int64)
+            self._tokenise()
         else:
             self.vocab_keys = np.zeros(0, dtype=np.int64)
             self.tok_col = np.zeros(0, dtype=np.int64)
-            self.tok_start = self.tok_end = np.zeros(0, dtype=np.int64)
+            self.tok_start = self.tok_end = np.zeros(0, dtype=self._pos_dtype)
         # Token ends in start order never decrease for the run tokenisers (a pair ends after the
         # unigram at its start, and runs do not overlap): then "ends by ge" is a prefix of the
         # tokens and a chunk's tokens are one contiguous slice.
@@ -73,6 +123,76 @@ class CorpusIndex:
         self._extra: dict[int, int] = {}  # keys outside the corpus vocabulary (query-only) -> column
         self._ones_buf = np.zeros(0)  # see _ones
         self._lock = threading.Lock()  # new columns may be added from several threads
+
+    def _tokenise(self) -> None:
+        """Every token's position and column, block of documents by block.
+
+        Positions are written straight into their final arrays (no per-document lists to
+        concatenate: that held them twice). Keys are made distinct per block of about
+        :data:`_TOKEN_BLOCK` tokens (a small table), then the blocks' distinct keys over the corpus;
+        the columns are the distinct keys in increasing order. So no corpus-sized array of keys or
+        of 64-bit positions is ever held.
+        """
+        # NOTE (memory, issue #21): the arrays are sized for the most tokens a run tokeniser gives
+        # (one per character, two with CJK unigrams) and grow if a tokeniser gives more; pages of
+        # the unused tail are never written, so they take no memory.
+        pt = self._pos_dtype
+        texts, offsets = self.layout.texts, self.layout.offsets.tolist()
+        cap = (offsets[-1] + len(texts[-1]) if texts else 0) * (2 if getattr(self.tokenizer, "cjk_unigrams", False) else 1) + 1
+        arrays = [np.empty(cap, pt), np.empty(cap, pt), np.empty(cap, np.int32)]  # start, end, code
+        runs = [np.empty(cap, pt), np.empty(cap, pt), np.empty(cap, np.int8)]  # start, end, kind
+        blocks: list[tuple[int, int, np.ndarray]] = []  # (first token, end token, the block's distinct keys)
+        keys: list[np.ndarray] = []
+        n = nr = b0 = 0
+
+        def fit(arrs: list[np.ndarray], need: int) -> None:
+            for i, a in enumerate(arrs):
+                if need > len(a):
+                    grown = np.empty(max(need, len(a) + len(a) // 2 + 1024), a.dtype)
+                    grown[:len(a)] = a
+                    arrs[i] = grown
+
+        def flush() -> None:
+            nonlocal keys, b0
+            if n > b0:
+                u, c = _factorize(np.concatenate(keys))
+                arrays[2][b0:n] = c
+                blocks.append((b0, n, u))
+            keys, b0 = [], n
+
+        for off, text in zip(offsets, texts):
+            k, s, e, rs, re_, rk = self.tokenizer.positions(text, self._word_key)
+            m, mr = n + len(k), nr + len(rs)
+            fit(arrays, m); fit(runs, mr)
+            np.add(s, off, out=arrays[0][n:m], casting="unsafe")
+            np.add(e, off, out=arrays[1][n:m], casting="unsafe")
+            np.add(rs, off, out=runs[0][nr:mr], casting="unsafe")
+            np.add(re_, off, out=runs[1][nr:mr], casting="unsafe")
+            runs[2][nr:mr] = rk
+            keys.append(k)
+            n, nr = m, mr
+            if n - b0 >= _TOKEN_BLOCK:
+                flush()
+        flush()
+        self.run_start, self.run_end, self.run_kind = (a[:nr] for a in runs)
+        distinct, where = _factorize(np.concatenate([u for _, _, u in blocks]) if blocks else np.zeros(0, dtype=np.int64))
+        order = np.argsort(distinct, kind="stable")
+        self.vocab_keys = distinct[order]
+        ct = np.int32 if len(distinct) < 2**30 else np.int64
+        rank = np.empty(len(distinct), dtype=ct)
+        rank[order] = np.arange(len(distinct), dtype=ct)
+        col = rank[where]  # column of each block's distinct keys, blocks one after another
+        codes = arrays[2] if ct is np.int32 else arrays[2].astype(ct)
+        u0 = 0
+        for a, b, u in blocks:
+            codes[a:b] = col[u0:u0 + len(u)][codes[a:b]]
+            u0 += len(u)
+        self.tok_start, self.tok_end, self.tok_col = arrays[0][:n], arrays[1][:n], codes[:n]
+
+    def _pos(self, x: Any) -> np.ndarray:
+        """Positions as the position arrays' dtype (numpy would copy a whole sorted array to search
+        it for needles of another dtype)."""
+        return np.asarray(x).astype(self._pos_dtype, copy=False)
 
     # -- keys and columns ----------------------------------------------------------------------
     def _word_key(self, word: str) -> int:
@@ -128,9 +248,37 @@ class CorpusIndex:
         if hit is not None:
             # Still valid when chunkings have added columns since: a query has no count there.
             return hit
-        m = self._count_texts(queries)
+        m = self._count_many(list(queries))
         self._query_cache[key] = m
         return m
+
+    def _count_many(self, texts: list[str]) -> sp.csr_matrix:
+        """:meth:`_count_texts`, with the texts tokenised in one pass when the tokeniser allows it.
+
+        The texts are joined by newlines (which end every run) and their tokens found with
+        :meth:`~chunklab.retrieval.tokenizers.Tokenizer.positions`; they are then put in the
+        order in which tokenising each text gives them, so that tokens new to the corpus get
+        their columns in the same order as :meth:`_count_texts` gives them.
+        """
+        if type(self.tokenizer) not in _PIECE_RULES or len(texts) < 2 or not all(isinstance(t, str) for t in texts):
+            return self._count_texts(texts)
+        try:
+            k, s, e, rs, _, _ = self.tokenizer.positions("\n".join(texts), self._word_key)
+        except UnicodeEncodeError:  # a lone surrogate: tokenise the texts one by one
+            return self._count_texts(texts)
+        lens = np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts))
+        starts = np.cumsum(lens) - lens
+        q = np.searchsorted(starts, s, side="right") - 1
+        word = k >= _WORD_BASE
+        # a text's tokens: its CJK runs first, run by run (under unigram_bigram a run's characters,
+        # then its pairs), then its words; each group in text order
+        run = np.searchsorted(rs, s, side="right") - 1
+        pair = (e - s == 2) & ~word
+        order = np.lexsort((s, pair, run, word, q))
+        cols = self._cols_of_keys(k[order], grow=True)
+        indptr = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(q, minlength=len(texts)), out=indptr[1:])
+        return _count_matrix(cols, indptr, self.n_terms)
 
     def _count_texts(self, texts: Iterable[str]) -> sp.csr_matrix:
         """Term counts of texts tokenised one by one (rows), in this index's column space."""
@@ -164,25 +312,21 @@ class CorpusIndex:
         (``self.layout.chunk_bounds(chunks)``, which also checks the chunks); computed here otherwise.
         Returned in CSC form (canonical: sorted, no duplicates), which is what
         :class:`BM25Fast <chunklab.retrieval.BM25Fast>` works on; call ``.tocsr()`` for row access."""
+        return self._counts(chunks, use_context, bounds)[0]
+
+    def _counts(self, chunks: Sequence[Any], use_context: bool,
+                bounds: tuple[np.ndarray, np.ndarray] | None) -> tuple[sp.csc_matrix, np.ndarray | None]:
+        """:meth:`term_counts` and, when it comes for free, each chunk's number of tokens (else None)."""
         n = len(chunks)
         gs, ge = self.layout.chunk_bounds(chunks) if bounds is None else bounds
         if not self.tokenizer.positional:
-            return self._count_texts(c.embed_text if use_context else c.text for c in chunks)
-        lo = np.searchsorted(self.tok_start, gs, side="left")
-        hi = np.searchsorted(self.tok_start, ge, side="left")
+            return self._count_texts(c.embed_text if use_context else c.text for c in chunks), None
+        pgs, pge = self._pos(gs), self._pos(ge)
+        lo = np.searchsorted(self.tok_start, pgs, side="left")
+        hi = np.searchsorted(self.tok_start, pge, side="left")
         if self._ends_sorted:
-            hi = np.maximum(lo, np.minimum(hi, np.searchsorted(self.tok_end, ge, side="right")))
-        counts = hi - lo
-        total = int(counts.sum())
-        flat = np.arange(total) - np.repeat(np.cumsum(counts) - counts - lo, counts)
-        if self._ends_sorted:
-            row_counts, cols = counts, self.tok_col[flat]
-        else:
-            keep = self.tok_end[flat] <= np.repeat(ge, counts)
-            cols = self.tok_col[flat[keep]]
-            row_counts = np.bincount(np.repeat(np.arange(n), counts)[keep], minlength=n)
-        # Rows of the corpus tokens come in chunk order; the few extra tokens (cut edges, context)
-        # are a second matrix, added once both are column-wise.
+            hi = np.maximum(lo, np.minimum(hi, np.searchsorted(self.tok_end, pge, side="right")))
+        # The few tokens that are not corpus tokens (cut edges, context) come as (row, column) pairs.
         extra_rows: list[np.ndarray] = []
         extra_cols: list[np.ndarray] = []
         fr, fc = self._edge_tokens(gs, ge)  # runs cut by a chunk boundary
@@ -192,7 +336,20 @@ class CorpusIndex:
                 if c.context:
                     cols_c = self._context_cols(c.context)
                     extra_rows.append(np.full(len(cols_c), i)); extra_cols.append(cols_c)
+        er = np.concatenate(extra_rows).astype(np.int64)
+        ec = np.concatenate(extra_cols).astype(np.int64)
         shape = (n, max(self.n_terms, 1))
+        if self._ends_sorted and _TOPK is not None and self.tok_col.dtype == np.int32:
+            return self._counts_compiled(lo.astype(np.int64), hi.astype(np.int64), er, ec, shape)
+        counts = hi - lo
+        total = int(counts.sum())
+        flat = np.arange(total) - np.repeat(np.cumsum(counts) - counts - lo, counts)
+        if self._ends_sorted:
+            row_counts, cols = counts, self.tok_col[flat]
+        else:
+            keep = self.tok_end[flat] <= np.repeat(ge, counts)
+            cols = self.tok_col[flat[keep]]
+            row_counts = np.bincount(np.repeat(np.arange(n), counts)[keep], minlength=n)
         idx = np.int32 if max(total, shape[1]) < 2**31 - 1 else np.int64
         indptr = np.zeros(n + 1, dtype=idx)
         np.cumsum(row_counts, out=indptr[1:])
@@ -204,13 +361,31 @@ class CorpusIndex:
         c = m.tocsc()
         c.has_sorted_indices = True
         c.sum_duplicates()
-        er = np.concatenate(extra_rows).astype(np.int64)
         if len(er):
-            ec = np.concatenate(extra_cols).astype(np.int64)
             e = sp.csc_matrix((np.ones(len(ec)), (er, ec)), shape=shape)  # sums its duplicates
             c = (c + e).tocsc()
             c.sort_indices()
-        return c
+        return c, None
+
+    def _counts_compiled(self, lo: np.ndarray, hi: np.ndarray, er: np.ndarray, ec: np.ndarray,
+                         shape: tuple[int, int]) -> tuple[sp.csc_matrix, np.ndarray]:
+        """The count matrix by chunklab._topk: two linear passes over the chunks' token ranges.
+
+        The first counts each term's chunks, the second writes them; a chunk's repeated term is
+        summed where it was written, and chunks come in order, so the result is canonical CSC.
+        """
+        n, n_terms = shape
+        order = np.argsort(er, kind="stable")  # the extra tokens by chunk
+        er, ec = np.ascontiguousarray(er[order]), np.ascontiguousarray(ec[order])
+        df = np.empty(n_terms, dtype=np.int64)
+        row_len = np.empty(n, dtype=np.int64)
+        nnz = _TOPK.csc_counts(n, n_terms, self.tok_col, lo, hi, er, ec, row_len, df)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        indices = np.empty(nnz, dtype=np.int32)
+        data = np.empty(nnz, dtype=np.float64)
+        _TOPK.csc_fill(n, n_terms, self.tok_col, lo, hi, er, ec, row_len, indptr, indices, data)
+        return _canonical(sp.csc_matrix((data, indices, indptr), shape=shape, copy=False)), row_len
 
     def _ones(self, n: int) -> np.ndarray:
         """A read-only view of ``n`` ones (reused: the count matrices' data before summing)."""
@@ -221,11 +396,13 @@ class CorpusIndex:
         return buf[:n]
 
     def _edge_tokens(self, gs: np.ndarray, ge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rows: list[int] = []
-        toks: list[str] = []
+        """``(rows, columns)`` of the tokens the chunks' cut edges create (see the class docstring)."""
+        rows: list[np.ndarray] = []
+        keys: list[int] = []
         if len(self.run_start) == 0 or len(gs) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         nonempty = ge > gs
+        gs, ge = self._pos(gs), self._pos(ge)
         # Left edge: the run containing gs, if it started before gs.
         rl = np.searchsorted(self.run_start, gs, side="right") - 1
         rlc = np.maximum(rl, 0)
@@ -236,6 +413,8 @@ class CorpusIndex:
         cut_r = nonempty & (rr >= 0) & (self.run_end[rrc] > ge) & (self.run_start[rrc] < ge)
         same = cut_l & cut_r & (rl == rr)
         cut_r = cut_r & ~same
+        known = type(self.tokenizer) in _PIECE_RULES
+        texts, offsets = self.layout.texts, self.layout.offsets
         for cut, r, lo_fn, hi_fn in (
             (cut_l, rlc, lambda i, r: gs[i], lambda i, r: np.minimum(self.run_end[r], ge[i])),
             (cut_r, rrc, lambda i, r: np.maximum(self.run_start[r], gs[i]), lambda i, r: ge[i]),
@@ -247,7 +426,18 @@ class CorpusIndex:
             a = lo_fn(idx, ri)
             b = hi_fn(idx, ri)
             need = self.tokenizer.cut_needs_fix(self.run_kind[ri], b - a, self.run_end[ri] - self.run_start[ri])
-            for i, ai, bi in zip(idx[need], a[need], b[need]):
+            sel, a, b, kinds = idx[need], a[need], b[need], self.run_kind[ri][need]
+            if known:
+                # A piece of a word run is one word, and a one-character piece of a CJK run (bigram)
+                # that character; no corpus token lies inside either: one token per piece.
+                docs = self.layout.doc_of(a)
+                for d, ai, bi, kind in zip(docs.tolist(), (a - offsets[docs]).tolist(),
+                                           (b - offsets[docs]).tolist(), kinds.tolist()):
+                    piece = texts[d][ai:bi]
+                    keys.append(ord(piece) if kind == KIND_CJK else self._word_key(piece.lower()))
+                rows.append(sel.astype(np.int64))
+                continue
+            for i, ai, bi in zip(sel, a, b):
                 piece = self.layout.text(int(ai), int(bi))
                 # The piece is one run of the chunk's text: its tokens minus the corpus tokens
                 # already gathered inside [ai, bi).
@@ -255,14 +445,14 @@ class CorpusIndex:
                 inside = self._corpus_tokens_inside(int(ai), int(bi))
                 for t in inside:
                     want.remove(t)
-                rows.extend([int(i)] * len(want))
-                toks.extend(want)
-        if not toks:
+                rows.append(np.full(len(want), int(i), dtype=np.int64))
+                keys.extend(self._key_of(t) for t in want)
+        if not keys:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.array(rows, dtype=np.int64), self._cols_of_tokens(toks, grow=True)
+        return np.concatenate(rows), self._cols_of_keys(np.array(keys, dtype=np.int64), grow=True)
 
     def _corpus_tokens_inside(self, a: int, b: int) -> list[str]:
-        lo, hi = np.searchsorted(self.tok_start, [a, b])
+        lo, hi = np.searchsorted(self.tok_start, self._pos([a, b]))
         out = []
         for j in range(lo, hi):
             if self.tok_end[j] <= b:
@@ -281,5 +471,7 @@ class CorpusIndex:
         """
         if len(chunks) == 0:
             raise ValueError("chunks must hold at least one chunk")
-        return BM25Fast(self.term_counts(chunks, use_context=use_context, bounds=bounds), k1=k1, b=b, epsilon=epsilon,
-                        tokenizer=self.tokenizer)
+        tf, row_len = self._counts(chunks, use_context, bounds)
+        if row_len is None:
+            return BM25Fast(tf, k1=k1, b=b, epsilon=epsilon, tokenizer=self.tokenizer)
+        return BM25Fast._from_counts(tf, row_len, k1=k1, b=b, epsilon=epsilon, tokenizer=self.tokenizer)

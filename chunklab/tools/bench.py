@@ -5,8 +5,11 @@ line (``python -m chunklab bench NAME --json``) prints them. Nothing here assert
 depend on the machine, and the book prints them with the machine they came from.
 
 * :func:`bench_matrix` — article 002's 27-config experiment (claim C20) with rank-bm25 as the
-  reference engine: ``configs, questions, seconds, reference_engine, reference_seconds,
-  reference_note, speedup, ranker`` (``ranker``: ``"compiled"`` when chunklab._topk was built).
+  reference engine: ``configs, questions, seconds, jobs, seconds_shared, shared,
+  reference_engine, reference_seconds, reference_note, speedup, ranker`` (``ranker``:
+  ``"compiled"`` when chunklab._topk was built; ``jobs``: the worker processes the matrix ran on;
+  ``seconds``/``speedup``: every config measured, like the reference; ``seconds_shared``: the
+  default run, where ``shared`` configs cut the same chunks as another and are measured once).
 * :func:`bench_widget` — interactive latency (re-chunk one document, re-index, evaluate up to 200
   questions) with rank-bm25 doing the same step as the reference: ``median_ms, p90_ms,
   reference_engine, reference_median_ms, speedup, document, chars, questions, chunks``.
@@ -23,6 +26,7 @@ import random
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,7 +48,8 @@ __all__ = ["bench_matrix", "bench_widget", "bench_chunk", "bench_semantic"]
 
 
 def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any = None, k: int = 5,
-                 reference_sample: int = 20, seed: int = 0, tokenizer: str = "bigram") -> dict[str, Any]:
+                 reference_sample: int = 20, seed: int = 0, tokenizer: str = "bigram",
+                 jobs: int = 1, share: bool = True) -> dict[str, Any]:
     """Time :func:`~chunklab.evaluation.matrix.run_matrix` on ``grid`` (default: article 002's 27 configs).
 
     rank-bm25 is far too slow to run the whole matrix, so it is timed on the grid's first config
@@ -53,12 +58,40 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
     article 002's grid (fixed 512, no overlap) is the smallest chunking but not the most chunks, so
     the scaling is of the right order, not exact; ``reference_note`` says so. The matrix runs
     with :data:`~chunklab.evaluation.matrix.MATRIX_SETTINGS` and ``k``, ``tokenizer``.
+
+    ``jobs`` > 1: the matrix runs on a new pool of that many worker processes (at most one per
+    config), as ``chunklab matrix --jobs`` does; ``seconds`` is then the wall time of the whole run,
+    the workers' start included (the reference runs in this process either way).
+
+    ``seconds`` and ``speedup`` are like for like: every config chunked, indexed, searched and
+    measured (``run_matrix(..., share=False)``), as the reference is. With ``share`` (the default)
+    the matrix runs a second time as ``run_matrix`` does by default, where a config that cuts
+    exactly the chunks of another one with the same parameters (on the laws, ``paragraph`` and
+    ``recursive`` at every size and overlap) is measured once and its row copied:
+    ``seconds_shared`` and ``shared`` (how many configs were copied) report that run, whose rows
+    are identical.
     """
+    Param("int", 1, low=1).validate("jobs", jobs)
     settings = MATRIX_SETTINGS.replace(k=k, tokenizer=tokenizer)
     grid = ARTICLE_002_GRID if grid is None else grid
     documents, questions = list(documents), list(questions)
-    res = run_matrix(documents, questions, grid, settings, progress=False)
     configs, _ = expand_grid(grid)
+    workers = max(1, min(jobs, len(configs)))
+    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        res = run_matrix(documents, questions, grid, settings, progress=False, executor=executor, share=False)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    shared_res = None
+    if share:
+        executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+        try:
+            shared_res = run_matrix(documents, questions, grid, settings, progress=False, executor=executor,
+                                    share=True)
+        finally:
+            if executor is not None:
+                executor.shutdown()
     first = configs[0]
     strat = get_strategy(first["strategy"], **first["params"])
     chunks = strat.split_documents(documents)
@@ -79,6 +112,9 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
         "configs": len(res.rows),
         "questions": len(questions),
         "seconds": round(res.seconds, 3),
+        "jobs": workers,
+        "seconds_shared": round(shared_res.seconds, 3) if shared_res is not None else None,
+        "shared": len(shared_res.shared) if shared_res is not None else 0,
         "reference_engine": "rank-bm25",
         "reference_seconds": round(ref_seconds, 1),
         "reference_note": note,
