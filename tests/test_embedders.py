@@ -511,3 +511,14 @@ def test_eval_settings_embedder_option():
         EvalSettings(embedder=3)
     lsa = LSAEmbedder(dims=2).fit(TEXTS)
     assert EvalSettings(embedder=lsa).as_dict()["embedder"] == lsa.name
+
+
+def test_token_counts_are_what_the_limit_counts():
+    e5 = embedders.get_embedder("e5-small", cache=False)
+    short, long = "劳动合同应当在用工之日起一个月内订立", "劳动合同" * 300
+    counts = e5.token_counts([short, long])
+    assert counts[0] < e5.max_tokens < counts[1]
+    assert e5.token_counts([short], mode="query") != counts[:1]  # "query: " vs "passage: " prefix
+    plain = embedders.get_embedder(lambda texts: np.ones((len(texts), 3)), name="ones")
+    with pytest.raises(ValueError, match="does not count tokens"):
+        plain.token_counts(["x"])

@@ -257,6 +257,16 @@ class NeuralEmbedder:
         """Each text's length in the model's tokens (as the model will count it), or None."""
         return None
 
+    def token_counts(self, texts: Sequence[str], mode: str | None = "passage") -> list[int]:
+        """Each text's length in the model's own tokens, as :meth:`embed` counts it against the limit.
+
+        A ValueError for a model that does not count tokens (it has no input limit to check).
+        """
+        counts = self._token_counts(list(texts), mode)
+        if counts is None:
+            raise ValueError(f"embedder {self.name!r} does not count tokens (it has no token limit)")
+        return list(counts)
+
     def _truncate(self, text: str, mode: str | None) -> str:
         """The longest prefix of ``text`` within ``max_tokens`` (bisection on the character count)."""
         lo, hi = 0, len(text)
