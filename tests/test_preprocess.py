@@ -45,7 +45,7 @@ def docs(pdfs):
 
 @pytest.mark.slow  # the first test to use the module's generated PDFs pays for generating them
 def test_generated_set(pdfs):
-    assert set(pdfs) == {"handbook_ch3", "remote_work_2col", "travel_table", "scanned_notice"}
+    assert set(pdfs) == {"handbook_ch3", "remote_work_2col", "travel_table", "scanned_notice", "benefits_split"}
     assert pdfs["handbook_ch3"].n_pages >= 3 and pdfs["remote_work_2col"].n_pages == 2
     assert [len(t) for t in pdfs["travel_table"].tables] == [4, 4]       # 表 2 and 表 3: header + 3 rows
     assert pdfs["travel_table"].tables[0][1][:2] == ["一类：北京、上海、深圳、广州", "500"]
@@ -366,6 +366,6 @@ def test_extract_many_never_crashes(pdfs, bad, tmp_path):
 
 def test_pipeline_records_every_step(docs):
     steps = [s["step"] for s in docs["travel_table"].meta["preprocess"]]
-    assert steps == ["extract", "headers_footers", "reading_order", "tables"]
+    assert steps == ["extract", "headers_footers", "footnotes", "reading_order", "tables"]
     for doc in docs.values():
         assert not check_chunks(doc, chunklab.get_strategy("recursive", target=300).split(doc))

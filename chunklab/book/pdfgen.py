@@ -16,6 +16,9 @@ The set (:data:`SPECS`):
     远程办公管理办法 set in two columns (title spanning both), 2 pages.
 ``travel_table``
     差旅费用管理办法 第四章 and 第二十一条, with 表 2 and 表 3 drawn as ruled tables, 2 pages.
+``benefits_split``
+    员工福利制度 from 6.3 to the end: 表 2 (福利项目汇总, 11 rows) runs over the page break,
+    its header row repeated on the next page, as a long table is printed.
 ``scanned_notice``
     入职指南 from "写在前面" to 1.2, rasterised at 200 dpi, rotated by 1.5 degrees, with
     grey noise and specks, embedded as an image: a page with no text layer.
@@ -45,7 +48,8 @@ from ..viz.fonts import cjk_font_path
 
 __all__ = [
     "PAGE_WIDTH", "PAGE_HEIGHT", "HEADER_LEFT", "SPECS", "GeneratedPdf", "build_pdfs",
-    "write_bad_pdfs", "plain_blocks", "default_pdf_dir",
+    "write_bad_pdfs", "plain_blocks", "default_pdf_dir", "EXTERNAL_PDFS", "external_dir", "external_pdf",
+    "external_missing_reason", "answer_key",
 ]
 
 PAGE_WIDTH, PAGE_HEIGHT = 595.0, 842.0
@@ -72,6 +76,7 @@ class Spec:
     stop: str | None             # first line after the section, None: to the end
     layout: str                  # "single", "two_column" or "scan"
     size: float = 10.5           # body font size in points
+    split_tables: bool = False   # a table that does not fit runs on to the next page, header repeated
 
 
 #: The generated PDFs, in build order.
@@ -80,6 +85,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("remote_work_2col", "remote_work_policy", None, "## 第五章", "two_column", 9.5),
     Spec("travel_table", "travel_expense_policy", "## 第四章 住宿费", "**第二十二条", "single", 10.5),
     Spec("scanned_notice", "onboarding_guide", "## 写在前面", "### 1.3", "scan", 12.0),
+    Spec("benefits_split", "benefits_policy", "### 6.3", None, "single", 10.5, split_tables=True),
 )
 
 
@@ -303,7 +309,7 @@ class _Typesetter:
             self.pages[-1].body.append(line)
             self.y += leading
 
-    def table(self, rows: list[list[str]], size: float) -> None:
+    def table(self, rows: list[list[str]], size: float, split: bool = False) -> None:
         x0, x1 = self._columns()[self.col]
         pad = 4.0
         n = max(len(r) for r in rows)
@@ -325,15 +331,31 @@ class _Typesetter:
         heights = [max(len(c) for c in r) * leading + 2 * pad for r in wrapped]
         total = sum(heights)
         self.y += size * 0.4
-        if not self._room(total):
-            self._advance_column()
-        page = self.pages[-1]
         xs = [x0]
         for w in widths:
             xs.append(xs[-1] + w)
+        if not split or self._room(total) or not self._room(heights[0] + heights[1 if len(heights) > 1 else 0]):
+            if not self._room(total):
+                self._advance_column()
+            self._table_part(list(zip(wrapped, heights)), xs, size, pad, leading)
+            return
+        # split: as many rows as fit here, the rest on the next page under a repeated header row
+        part = [(wrapped[0], heights[0])]
+        used = heights[0]
+        for r, h in zip(wrapped[1:], heights[1:]):
+            if not self._room(used + h):
+                self._table_part(part, xs, size, pad, leading)
+                self._advance_column()
+                part, used = [(wrapped[0], heights[0])], heights[0]
+            part.append((r, h))
+            used += h
+        self._table_part(part, xs, size, pad, leading)
+
+    def _table_part(self, rows, xs, size, pad, leading) -> None:
+        page = self.pages[-1]
         y = self.y
         page.rules.append((xs[0], y, xs[-1], y))
-        for r, h in zip(wrapped, heights):
+        for r, h in rows:
             for j, cell_lines in enumerate(r):
                 for k, line in enumerate(cell_lines):
                     if line:
@@ -346,7 +368,7 @@ class _Typesetter:
         self.y = y + size
 
 
-def _typeset(blocks: list[_Block], layout: str, size: float) -> list[_Page]:
+def _typeset(blocks: list[_Block], layout: str, size: float, split_tables: bool = False) -> list[_Page]:
     ts = _Typesetter(2 if layout == "two_column" else 1, size)
     for b in blocks:
         if b.kind == "title":
@@ -357,7 +379,7 @@ def _typeset(blocks: list[_Block], layout: str, size: float) -> list[_Page]:
         elif b.kind == "caption":
             ts.paragraph(b.text, size, before=size * 0.4, keep_next=4 * ts.leading)
         elif b.kind == "table":
-            ts.table(b.rows, size * 0.9)
+            ts.table(b.rows, size * 0.9, split=split_tables)
         else:
             ts.paragraph(b.text, size, before=size * 0.45)
     return ts.pages
@@ -479,7 +501,7 @@ def build_pdfs(out_dir: str | Path | None = None, names: Iterable[str] | None = 
         blocks = plain_blocks(section)
         if spec.start is not None and doc.title and spec.layout != "scan":
             blocks.insert(0, _Block("title", doc.title, 1))   # a section still gets its document's title
-        pages = _typeset(blocks, spec.layout, spec.size)
+        pages = _typeset(blocks, spec.layout, spec.size, spec.split_tables)
         scan = None
         if spec.layout == "scan":
             scan = {"dpi": 200, "angle": 1.5, "seed": 12}
@@ -535,3 +557,46 @@ def write_bad_pdfs(out_dir: str | Path, good_pdf: str | Path) -> dict[str, Path]
     paths["not_pdf"].write_text("这不是 PDF 文件，只是改了扩展名的文本。\n", "utf-8")
     paths["zero_bytes"].write_bytes(b"")
     return paths
+
+
+# -- real PDFs nobody here wrote ------------------------------------------------------------------
+
+#: Real Chinese PDFs for chapter 4 (file name in ``_build/external`` -> where it comes from):
+#: example files from the documentation of Debian's ``texlive-lang-chinese`` (LaTeX Project Public
+#: License). ``tools/system_deps.sh`` fetches the .deb once with ``apt-get download`` and extracts
+#: only these files; nothing is installed and nothing is committed.
+EXTERNAL_PDFS: dict[str, str] = {
+    "exam-zh-example-multiple.pdf": "usr/share/doc/texlive-doc/xelatex/exam-zh/examples/example-multiple.pdf",
+    "njurepo-example.pdf": "usr/share/doc/texlive-doc/latex/njurepo/example.pdf",
+}
+EXTERNAL_PACKAGE = "texlive-lang-chinese"
+
+
+def external_dir() -> Path:
+    """``$CHUNKLAB_EXTERNAL_DIR`` if set, else ``_build/external`` at the repository root."""
+    env = os.environ.get("CHUNKLAB_EXTERNAL_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "_build" / "external"
+
+
+def external_pdf(name: str) -> Path | None:
+    """The path of the real PDF ``name`` (a key of :data:`EXTERNAL_PDFS`), or None when it is absent."""
+    if name not in EXTERNAL_PDFS:
+        raise ValueError(f"unknown external PDF {name!r}; known: {sorted(EXTERNAL_PDFS)}")
+    path = external_dir() / name
+    return path if path.is_file() and path.stat().st_size > 0 else None
+
+
+def external_missing_reason(name: str) -> str | None:
+    """Why :func:`external_pdf` gives None, with the command that fetches it (None when present)."""
+    if external_pdf(name) is not None:
+        return None
+    return (f"{external_dir() / name} is absent: run `bash tools/system_deps.sh book` (it fetches the "
+            f"{EXTERNAL_PACKAGE} .deb with `apt-get download` and extracts /{EXTERNAL_PDFS[name]})")
+
+
+def answer_key() -> dict:
+    """The hand-made answer key for the real PDFs (``data/external/answer_key.json``)."""
+    path = Path(__file__).resolve().parents[2] / "data" / "external" / "answer_key.json"
+    return json.loads(path.read_text("utf-8"))

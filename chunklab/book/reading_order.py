@@ -15,6 +15,11 @@ sets across several lines of one column.
   when one of the top ``k`` chunks holds the whole evidence (again after
   :func:`squash`). A broken sentence can never be a hit: no chunk holds it.
 
+For a real PDF nobody here wrote there is no source text, only a hand-made
+answer key (``data/external/answer_key.json``): :func:`order_score` checks
+the order of its labels in the extracted text, :func:`cells_matched` a
+table's cells.
+
 >>> squash("每周不超过\\n2 天")
 '每周不超过2天'
 """
@@ -29,7 +34,7 @@ from ..core import Document
 from ..retrieval import BM25Fast
 
 __all__ = ["EvidenceQuestion", "READING_ORDER_QUESTIONS", "squash", "evidence_presence", "bm25_hits",
-           "library_text"]
+           "library_text", "order_score", "markdown_grid", "cells_matched"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +117,69 @@ def library_text(path: str | Path) -> str:
 
     with pdfplumber.open(Path(path)) as pdf:
         return "\n\n".join(page.extract_text() or "" for page in pdf.pages)
+
+
+# -- scoring a real PDF against a hand-made answer key --------------------------------------------
+
+def _fold(text: str) -> str:
+    """:func:`squash` after NFKC (math italic 𝑥 → x, full-width ， → ,) and with − as -."""
+    import unicodedata
+
+    return squash(unicodedata.normalize("NFKC", text)).replace("−", "-")
+
+
+def order_score(text: str, keys: Sequence[str]) -> dict[str, Any]:
+    """How well ``text`` keeps the reading order of an answer key (labels in reading order).
+
+    Each key is looked up (after :func:`_fold` on both sides) at its first occurrence. Returns
+    ``found`` (keys present), ``n``, ``pairs_in_order`` / ``pairs`` (over all pairs of found
+    keys, the share whose positions follow the key's order: 1.0 is the reader's order, about
+    0.5 a random one) and ``missing`` (the keys not found: text the extractor lost, such as
+    glyphs without a Unicode mapping).
+
+    >>> r = order_score("甲 乙 丙", ["甲", "丙", "乙", "丁"])
+    >>> r["found"], r["pairs_in_order"], r["pairs"], r["missing"]
+    (3, 2, 3, ['丁'])
+    """
+    folded = _fold(text)
+    pos = [(k, folded.find(_fold(k))) for k in keys]
+    found = [(k, p) for k, p in pos if p >= 0]
+    pairs = in_order = 0
+    for i in range(len(found)):
+        for j in range(i + 1, len(found)):
+            pairs += 1
+            in_order += found[i][1] < found[j][1]
+    return {"n": len(keys), "found": len(found), "pairs": pairs, "pairs_in_order": in_order,
+            "order_accuracy": in_order / pairs if pairs else float("nan"),
+            "missing": [k for k, p in pos if p < 0]}
+
+
+def markdown_grid(table_text: str) -> list[list[str]]:
+    """The cells of a Markdown pipe table, row by row (the ``|---|`` line dropped; ``\\|`` kept).
+
+    >>> markdown_grid("| a | b |\\n|---|---|\\n| 1 |  |")
+    [['a', 'b'], ['1', '']]
+    """
+    rows = []
+    for i, line in enumerate(table_text.strip().split("\n")):
+        if i == 1 and set(line.replace("|", "")) <= {"-", ":"}:
+            continue
+        inner = line.strip()[1:-1]
+        rows.append([c.strip().replace("\\|", "|") for c in inner.replace("\\|", "\0").split("|")])
+        rows[-1] = [c.replace("\0", "|") for c in rows[-1]]
+    return rows
+
+
+def cells_matched(got: Sequence[Sequence[str]], expected: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """``(matched, total)``: positions of ``expected`` whose cell equals ``got``'s at the same
+    row and column (missing rows or columns count as wrong).
+
+    >>> cells_matched([["a", "b"], ["1", ""]], [["a", "b"], ["1", "2"]])
+    (3, 4)
+    """
+    total = sum(len(r) for r in expected)
+    ok = 0
+    for i, row in enumerate(expected):
+        for j, cell in enumerate(row):
+            ok += i < len(got) and j < len(got[i]) and got[i][j] == cell
+    return ok, total

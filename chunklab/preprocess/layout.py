@@ -19,6 +19,11 @@ on any page. :func:`remove_running_lines` drops them and returns a record of
 what was removed and where, which the pipeline keeps in ``meta["removed"]``.
 Left in place they land in the middle of any sentence that runs over a page
 break, or over a column break when a header sits above the next column.
+
+Footnotes do the same from the foot of the page: :func:`find_footnotes`
+finds them (small type, a footnote mark, nothing of body size below) and
+:func:`move_footnotes` takes them out of the page, for the document builder
+to put after the body text.
 """
 from __future__ import annotations
 
@@ -32,7 +37,9 @@ from typing import Any, Sequence
 from .model import Page, Segment
 
 __all__ = ["Placed", "find_columns", "order_page", "running_lines", "remove_running_lines", "is_page_number",
-           "PAGE_NUMBER_PATTERNS", "ORDERS"]
+           "PAGE_NUMBER_PATTERNS", "ORDERS", "FOOTNOTE_MARK", "find_footnotes", "move_footnotes"]
+
+_CID = re.compile(r"\(cid:\d+\)")
 
 #: The reading orders :func:`order_page` knows.
 ORDERS = ("naive", "columns")
@@ -68,11 +75,13 @@ def find_columns(segments: Sequence[Segment], min_gap: float | None = None) -> l
     0.8 font sizes), inside the text area, crossed by at most 5% of the text
     segments. Each column it leaves must hold at least one segment, be at
     least 15% of the text area wide and wider than the gutters beside it, and
-    look like running text: its segments' median width at least half the
-    column's width. So the cells of a table, narrow and far apart, do not make
-    columns, while the last page of a two-column text with a single line in
-    its right column still has two. All gutters are tried together, then the
-    widest alone.
+    look like running text (:func:`_looks_like_text`: the segment an average
+    character sits in at least half the column's width, or enough long lines;
+    one column may have only a few long lines when another is surely text). So the cells of a table, narrow and far apart, do not make columns,
+    while the last page of a two-column text with a single line in its right
+    column still has two, and so does a real page whose columns also hold many
+    tiny segments (subscripts, answer labels). All gutters are tried together,
+    then subsets of them (:func:`_gutter_trials`), the widest alone last.
 
     >>> left = [Segment(1, "甲" * 20, 60, 100 + 15 * i, 260, 110 + 15 * i, 10) for i in range(10)]
     >>> right = [Segment(1, "乙" * 20, 300, 100 + 15 * i, 500, 110 + 15 * i, 10) for i in range(10)]
@@ -113,11 +122,30 @@ def find_columns(segments: Sequence[Segment], min_gap: float | None = None) -> l
     gutters = [(a, b) for a, b in runs if b - a >= min_gap and a > lo and b < hi]
     if not gutters:
         return one
-    for trial in (gutters, [max(gutters, key=lambda g: g[1] - g[0])]):
+    for trial in _gutter_trials(gutters):
         cols = _columns_from_gutters(body, lo, hi, trial)
         if cols:
             return cols
     return one
+
+
+def _gutter_trials(gutters: list[tuple[float, float]], limit: int = 6) -> list[list[tuple[float, float]]]:
+    """Subsets of the candidate gutters to try, most gutters first, then the widest.
+
+    All of them first (a clean multi-column page), the widest alone last. In between, the subsets
+    that leave some out: on a real page a narrow strip of margin text (a binding line, line
+    numbers) or a gap between answer options can look like a gutter and must not veto the real one.
+    Only the ``limit`` widest candidates are combined (at most 2**6 trials).
+    """
+    from itertools import combinations
+
+    widest = sorted(gutters, key=lambda g: g[1] - g[0], reverse=True)[:limit]
+    trials: list[list[tuple[float, float]]] = [list(gutters)]
+    for r in range(len(widest), 0, -1):
+        subsets = [sorted(c) for c in combinations(widest, r)]
+        subsets.sort(key=lambda c: -sum(b - a for a, b in c))
+        trials.extend(c for c in subsets if c != trials[0])
+    return trials
 
 
 def _runs(flags: list[bool]) -> list[tuple[int, int]]:
@@ -138,15 +166,20 @@ def _columns_from_gutters(body, lo, hi, gutters):
     edges = [lo] + [x for g in gutters for x in g] + [hi]
     bounds = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
     cols = []
+    sure: list[bool] = []
     for k, (a, b) in enumerate(bounds):
         # a segment belongs to the column it starts in (its end may hang into the gutter)
         nxt = bounds[k + 1][0] if k + 1 < len(bounds) else math.inf
         inside = [s for s in body if a - 1 <= s.x0 < nxt - 1 and s.x1 <= nxt]
         if not inside:
             return None
-        if statistics.median(s.width for s in inside) < 0.5 * (b - a) or b - a < 0.15 * (hi - lo):
+        kind = _looks_like_text(inside, b - a)
+        if not kind or b - a < 0.15 * (hi - lo):
             return None
+        sure.append(kind == 2)
         cols.append((min(s.x0 for s in inside), max(s.x1 for s in inside)))
+    if not any(sure):
+        return None
     for g, (a, b) in zip(gutters, cols):
         if g[1] - g[0] > b - a:
             return None
@@ -154,6 +187,48 @@ def _columns_from_gutters(body, lo, hi, gutters):
         if g[1] - g[0] > b - a:
             return None
     return cols
+
+
+def _text_width(segs: Sequence[Segment]) -> float:
+    """The width of the segment an average *character* sits in (the character-weighted median).
+
+    Running text puts most characters in lines nearly as wide as the column, even when a column
+    also holds many tiny segments (subscripts, answer labels, marks); table cells put them in
+    narrow pieces. Weighting by characters keeps the first a column and the second not.
+    """
+    weighted = sorted((s.width, max(len(_CID.sub("#", s.text).strip()), 1)) for s in segs)
+    half = sum(n for _, n in weighted) / 2
+    seen = 0
+    for width, n in weighted:
+        seen += n
+        if seen >= half:
+            return width
+    return weighted[-1][0]
+
+
+def _looks_like_text(segs: Sequence[Segment], width: float) -> int:
+    """How much a column's segments look like running text rather than table cells: 2, 1 or 0.
+
+    2 (surely text): the segment an average character sits in (:func:`_text_width`) is at
+    least half ``width`` wide, or at least a quarter of the column's visual lines are *long*
+    (their segments together reach over 0.6 ``width`` and hold 15 characters or more), which
+    keeps a real column whose lines are cut into many pieces (answer options spread over the
+    line, formulas with sub- and superscripts, stacked fractions) a column. 1 (text, if its
+    neighbours are): at least one long line, as in the short last column of a page. 0:
+    neither. A glyph without a Unicode mapping, which pdfminer writes as ``(cid:N)``, counts
+    as one character.
+    """
+    if _text_width(segs) >= 0.5 * width:
+        return 2
+    lines = _lines(list(segs))
+    long = 0
+    for line in lines:
+        extent = max(g.x1 for g in line) - min(g.x0 for g in line)
+        chars = sum(len(_CID.sub("#", g.text).replace(" ", "")) for g in line)
+        long += extent >= 0.6 * width and chars >= 15
+    if lines and long >= 0.25 * len(lines):
+        return 2
+    return 1 if long else 0
 
 
 def _column_of(seg: Segment, cols: list[tuple[float, float]], tol: float) -> int | None:
@@ -305,3 +380,59 @@ def remove_running_lines(pages: Sequence[Page], band: float = 0.08,
             q.skipped = "only running headers/footers"
         out.append(q)
     return out, removed
+
+
+# -- footnotes ----------------------------------------------------------------------------------------
+
+#: How a footnote starts: a number, a sign (* † ‡ §), a circled number, superscript digits, or 注1：.
+FOOTNOTE_MARK = re.compile(r"^\s*(\d{1,2}(?!\d)|[*†‡§¶]|[\u2460-\u2473]|[\u00b9\u00b2\u00b3\u2070-\u2079]+|注\s*\d*\s*[:：])")
+
+
+def _body_size(pages: Sequence[Page]) -> float:
+    """The font size most characters of ``pages`` are set in."""
+    sizes: dict[float, int] = defaultdict(int)
+    for page in pages:
+        for s in page.segments:
+            if s.kind == "text":
+                sizes[round(s.size * 2) / 2] += len(s.text)
+    return max(sizes, key=sizes.get) if sizes else 0.0
+
+
+def find_footnotes(page: Page, zone: float = 0.6, ratio: float = 0.88, body: float | None = None) -> list[Segment]:
+    """The footnote segments at the foot of ``page`` (run after running footers are removed).
+
+    A footnote block starts with a segment below ``zone`` x page height, set in a font at most
+    ``ratio`` times the body size (``body``; default: the size most characters of the page are
+    set in — :func:`move_footnotes` passes the whole document's), that begins with a footnote
+    mark (:data:`FOOTNOTE_MARK`) and has no body-size text below it; the block is that segment
+    and every small segment below it.
+    """
+    body = body or _body_size([page])
+    if not body:
+        return []
+    small = [s for s in page.segments if s.kind == "text" and s.size <= ratio * body and s.top >= zone * page.height]
+    big = [s for s in page.segments if s.size > ratio * body]
+    for s in sorted(small, key=lambda s: s.top):
+        if FOOTNOTE_MARK.match(s.text) and not any(b.top > s.top for b in big):
+            return [t for t in small if t.top >= s.top - 0.1]
+    return []
+
+
+def move_footnotes(pages: Sequence[Page]) -> tuple[list[Page], list[Segment]]:
+    """Copies of ``pages`` without their footnotes (:func:`find_footnotes`), and the footnotes.
+
+    Left where they are, footnotes land in the text between the last line of a page and the
+    first line of the next, i.e. in the middle of any sentence that runs over the page break.
+    :func:`~chunklab.preprocess.pdf.build_document` puts the returned segments after the body,
+    each in its own paragraph, with their page and box.
+    """
+    out, notes = [], []
+    body = _body_size(pages)
+    for p in pages:
+        found = find_footnotes(p, body=body) if p.segments and not p.skipped else []
+        if found:
+            ids = {id(s) for s in found}
+            p = replace(p, segments=[s for s in p.segments if id(s) not in ids])
+            notes.extend(found)
+        out.append(p)
+    return out, notes

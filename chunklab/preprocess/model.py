@@ -23,7 +23,8 @@ class Segment:
     ``chars`` holds the horizontal extent ``(x0, x1)`` of each character of
     ``text`` (a space inserted for a gap spans the gap); it is None when only the
     segment's box is known (OCR, tables). A table segment's ``text`` is a
-    Markdown table and ``cells`` gives ``(start, end, bbox)`` of each cell's text in it.
+    Markdown table and ``cells`` gives ``(start, end, bbox)`` of each cell's text in it
+    (``(start, end, bbox, page)`` once a table is joined across pages).
     """
 
     page: int
@@ -35,7 +36,12 @@ class Segment:
     size: float
     chars: tuple[tuple[float, float], ...] | None = None
     kind: str = "text"
-    cells: tuple[tuple[int, int, tuple[float, float, float, float]], ...] = ()
+    cells: tuple[tuple, ...] = ()
+    #: tables: ``(row, col, rowspan, colspan)`` of the merged cells; how the table was found
+    #: (``"ruled"``: a grid of lines, ``"rules"``: horizontal rules only); the pages it runs over
+    spans: tuple[tuple[int, int, int, int], ...] = ()
+    table_kind: str = ""
+    pages: tuple[int, ...] = ()
 
     @property
     def bbox(self) -> tuple[float, float, float, float]:
@@ -56,6 +62,10 @@ class Page:
     segments: list[Segment] = field(default_factory=list)
     n_images: int = 0
     skipped: str | None = None
+    figures: list[tuple[float, float, float, float]] = field(default_factory=list)
+    #: glyphs without a Unicode mapping (``(cid:N)``) in the text layer, and segments of them re-read by OCR
+    unmapped: int = 0
+    ocr_segments: int = 0
     ocr: dict[str, Any] | None = None
 
 

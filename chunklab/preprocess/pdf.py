@@ -1,8 +1,9 @@
 """Digital PDF extraction: text with page numbers and positions, kept in ``Document.meta``.
 
 pdfplumber (over pdfminer.six) gives every character of a page's text layer
-with its box. This module turns those characters into *segments* — runs of
-characters on one baseline with no wide gap, i.e. a line of one column — and
+with its box. :mod:`chunklab.preprocess.chars` turns those characters into
+*segments* — runs of characters on one baseline with no wide gap, i.e. a line
+of one column — and this module reads pages (tables, figures, OCR) and
 assembles segments into a :class:`~chunklab.Document` whose ``meta["spans"]``
 says, for every segment, which ``[start, end)`` of the text it became, on
 which page, where, and where each of its characters is. :func:`locate` maps
@@ -30,6 +31,7 @@ parse). :func:`chunklab.preprocess.extract_many` collects failures per file.
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -37,20 +39,16 @@ from typing import Any, Sequence
 
 from ..core import Chunk, Document
 from . import ocr as ocr_mod
-from .layout import order_page
+from .chars import SCRIPT_SIZE, SEGMENT_GAP, SPACE_GAP, SPACE_GAP_LATIN, _latin, segments_from_chars
+from .layout import FOOTNOTE_MARK, order_page
 from .model import EMPTY_PAGE, NO_TEXT_LAYER, Page, Region, Segment
-from .tables import find_tables
+from .tables import find_rule_tables, find_tables
 
 __all__ = [
-    "PdfError", "Segment", "Page", "Region", "read_pages", "segments_from_chars", "build_document",
+    "PdfError", "Segment", "Page", "Region", "read_pages", "build_document", "figure_records",
     "extract_pdf", "locate", "pages_of", "EMPTY_PAGE", "NO_TEXT_LAYER",
 ]
 
-#: A gap wider than this many font sizes between two characters on one baseline starts a new
-#: segment (a column gutter, a table cell border); narrower gaps are word spaces.
-SEGMENT_GAP = 1.0
-#: A gap wider than this many font sizes, with no space character in it, becomes a space.
-SPACE_GAP = 0.25
 #: A line ending within this many font sizes of its column's right edge counts as wrapped (the
 #: paragraph goes on); a shorter one ends its line.
 WRAP_SLACK = 2.5
@@ -65,74 +63,6 @@ class PdfError(ValueError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{path}: {reason}")
-
-
-# -- characters to segments ------------------------------------------------------------------
-
-def segments_from_chars(chars: Sequence[dict], page: int) -> list[Segment]:
-    """Group pdfplumber characters into segments (see :data:`SEGMENT_GAP`).
-
-    Characters whose ``bottom`` lies within a third of the font size of a line's
-    first character share that line; a line is cut into segments at gaps wider
-    than ``SEGMENT_GAP`` font sizes. Rotated characters (``upright`` False) are
-    kept in the line they sit on.
-    """
-    ordered = sorted((c for c in chars if c.get("text")), key=lambda c: (c["bottom"], c["x0"]))
-    lines: list[list[dict]] = []
-    for c in ordered:
-        if lines and abs(c["bottom"] - lines[-1][0]["bottom"]) <= max(c["size"], 1.0) / 3:
-            lines[-1].append(c)
-        else:
-            lines.append([c])
-    segments: list[Segment] = []
-    for line in lines:
-        line.sort(key=lambda c: c["x0"])
-        run: list[dict] = []
-        for c in line:
-            if run and c["x0"] - run[-1]["x1"] > SEGMENT_GAP * max(c["size"], run[-1]["size"]):
-                seg = _segment(run, page)
-                if seg:
-                    segments.append(seg)
-                run = []
-            run.append(c)
-        seg = _segment(run, page)
-        if seg:
-            segments.append(seg)
-    return segments
-
-
-def _segment(run: list[dict], page: int) -> Segment | None:
-    text: list[str] = []
-    boxes: list[tuple[float, float]] = []
-    prev = None
-    for c in run:
-        t = c["text"]
-        if t.isspace():
-            if text and not text[-1].isspace():
-                text.append(" ")
-                boxes.append((c["x0"], c["x1"]))
-            prev = c
-            continue
-        if prev is not None and text and not text[-1].isspace() and c["x0"] - prev["x1"] > SPACE_GAP * c["size"]:
-            text.append(" ")
-            boxes.append((prev["x1"], c["x0"]))
-        for ch in t:   # a ligature's characters share its box
-            text.append(ch)
-            boxes.append((c["x0"], c["x1"]))
-        prev = c
-    while text and text[-1].isspace():
-        text.pop()
-        boxes.pop()
-    if not text:
-        return None
-    solid = [c for c in run if not c["text"].isspace()]
-    return Segment(
-        page=page, text="".join(text),
-        x0=round(min(c["x0"] for c in solid), 2), top=round(min(c["top"] for c in solid), 2),
-        x1=round(max(c["x1"] for c in solid), 2), bottom=round(max(c["bottom"] for c in solid), 2),
-        size=round(statistics.median(c["size"] for c in solid), 2),
-        chars=tuple((round(a, 2), round(b, 2)) for a, b in boxes),
-    )
 
 
 # -- reading a file ------------------------------------------------------------------------------
@@ -166,32 +96,51 @@ def _open(path: Path, password: str | None):
 
 
 def read_pages(path: str | Path, password: str | None = None, tables: bool = False,
-               ocr: bool | str = False, lang: str = "chi_sim") -> list[Page]:
-    """Every page of the PDF at ``path`` as a :class:`Page` of segments.
+               ocr: bool | str = False, lang: str = "chi_sim", pages: Sequence[int] | None = None,
+               merged: str = "fill") -> list[Page]:
+    """Every page of the PDF at ``path`` (or the 1-based page numbers in ``pages``) as a :class:`Page`.
 
-    ``tables``: find ruled tables (:func:`chunklab.preprocess.tables.find_tables`);
-    each becomes one ``kind="table"`` segment holding a Markdown table, and
-    its characters leave the text flow. ``ocr``: ``True``, ``False`` or
-    ``"auto"`` (OCR when Tesseract and ``lang`` are installed) for pages with
-    an image and no text layer. A page that yields no segments has ``skipped``
-    set to the reason. Raises :class:`PdfError` when the file cannot be read.
+    ``tables``: find ruled tables (:func:`chunklab.preprocess.tables.find_tables`,
+    merged cells handled as ``merged`` says) and tables drawn with horizontal
+    rules only (:func:`~chunklab.preprocess.tables.find_rule_tables`); each
+    becomes one ``kind="table"`` segment holding a Markdown table, and its
+    characters leave the text flow. ``ocr``: ``True``, ``False`` or ``"auto"``
+    (OCR when Tesseract and ``lang`` are installed) for pages with an image and
+    no text layer. Images on a page with text are kept as figure boxes
+    (``Page.figures``), out of the text. A page that yields no segments has
+    ``skipped`` set to the reason. Raises :class:`PdfError` when the file cannot
+    be read, ``ValueError`` for a page number that is not in the file.
     """
     path = Path(path)
     pdf = _open(path, password)
-    pages: list[Page] = []
+    out: list[Page] = []
     with pdf:
-        for number, pp in enumerate(pdf.pages, 1):
+        numbers = list(range(1, len(pdf.pages) + 1)) if pages is None else [int(n) for n in pages]
+        bad = [n for n in numbers if not 1 <= n <= len(pdf.pages)]
+        if bad:
+            raise ValueError(f"{path}: no page {bad[0]} (the file has {len(pdf.pages)} pages)")
+        for number in numbers:
+            pp = pdf.pages[number - 1]
             page = Page(number, float(pp.width), float(pp.height))
-            pages.append(page)
+            out.append(page)
             try:
                 chars = list(pp.chars)
                 page.n_images = len(pp.images)
                 if tables and chars:
-                    found = find_tables(pp, number)
+                    found = find_tables(pp, number, merged=merged)
+                    found += find_rule_tables(pp, number, exclude=[t.bbox for t in found])
                     if found:
                         page.segments.extend(found)
                         chars = [c for c in chars if not any(_inside(c, t.bbox) for t in found)]
                 page.segments.extend(segments_from_chars(chars, number))
+                page.unmapped = sum(g.text.count("(cid:") for g in page.segments)
+                if page.unmapped and ocr:
+                    _ocr_unmapped(pp, page, lang)
+                if page.segments:
+                    page.figures = [
+                        tuple(round(float(im[k]), 2) for k in ("x0", "top", "x1", "bottom")) for im in pp.images
+                        if (float(im["x1"]) - float(im["x0"])) * (float(im["bottom"]) - float(im["top"]))
+                        >= 400.0]   # at least 20 x 20 points: not a bullet or a rule drawn as an image
             except Exception as exc:   # one bad page must not lose the others
                 page.segments = []
                 page.skipped = f"page could not be parsed: {type(exc).__name__}: {exc}"
@@ -202,12 +151,80 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
                 page.skipped = EMPTY_PAGE
                 continue
             _ocr_page(pp, page, ocr, lang)
-    return pages
+    return out
 
 
 def _inside(c: dict, bbox: tuple[float, float, float, float]) -> bool:
     cx, cy = (c["x0"] + c["x1"]) / 2, (c["top"] + c["bottom"]) / 2
     return bbox[0] <= cx <= bbox[2] and bbox[1] <= cy <= bbox[3]
+
+
+#: A segment with at least this many glyphs that have no Unicode mapping (pdfminer writes each
+#: as ``(cid:N)``), and more such glyphs than ordinary characters, is read again by OCR.
+UNMAPPED_MIN = 3
+_CID = re.compile(r"\(cid:\d+\)")
+
+
+def _ocr_unmapped(pp, page: Page, lang: str) -> None:
+    """OCR, in place, the segments whose glyphs the PDF draws without a Unicode mapping.
+
+    A font embedded without a ToUnicode map (common for bold or decorative faces in TeX
+    output) draws the right glyphs, but the text layer only has glyph ids: a heading such as
+    ``一、选择题`` comes out as ``(cid:258)(cid:48814)…``. Only such segments are rendered (300 dpi,
+    their box), stacked into one image and read by a single Tesseract call; each line read
+    goes back to the segment whose band it lies in. The count goes to ``Page.ocr_segments``.
+    """
+    if ocr_mod.ocr_unavailable_reason(lang):
+        return
+    from PIL import Image
+
+    targets = []
+    for k, g in enumerate(page.segments):
+        if g.kind != "text":
+            continue
+        n = len(_CID.findall(g.text))
+        if n >= UNMAPPED_MIN and n >= len(_CID.sub("", g.text).replace(" ", "")):
+            targets.append(k)
+    if not targets:
+        return
+    dpi = 300
+    whole = pp.to_image(resolution=dpi).original.convert("L")   # render once, crop each segment
+    f = dpi / 72.0
+    todo = []
+    for k in targets:
+        g = page.segments[k]
+        box = (max(0.0, g.x0 - 2), max(0.0, g.top - 2), min(page.width, g.x1 + 2), min(page.height, g.bottom + 2))
+        todo.append((k, whole.crop(tuple(int(round(v * f)) for v in box))))
+    gap = 40
+    width = max(im.width for _, im in todo) + 2 * gap
+    height = sum(im.height + gap for _, im in todo) + gap
+    sheet = Image.new("L", (width, height), 255)
+    bands = []
+    y = gap
+    for k, im in todo:
+        sheet.paste(im, (gap, y))
+        bands.append((k, y, y + im.height))
+        y += im.height + gap
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            png = Path(tmp) / "unmapped.png"
+            sheet.save(png)
+            lines = ocr_mod.ocr_lines(png, lang=lang, psm=6)
+    except (ocr_mod.OcrError, OSError, ValueError):
+        return
+    read: dict[int, list[str]] = {}
+    for ln in lines:
+        mid = (ln.top + ln.bottom) / 2
+        for k, top, bottom in bands:
+            if top - gap / 2 <= mid <= bottom + gap / 2:
+                read.setdefault(k, []).append(ln.text)
+                break
+    for k, texts in read.items():
+        g = page.segments[k]
+        text = "".join(texts).strip()
+        if text:
+            page.segments[k] = Segment(g.page, text, g.x0, g.top, g.x1, g.bottom, g.size, kind="ocr")
+    page.ocr_segments = len(read)
 
 
 def _ocr_page(pp, page: Page, ocr: bool | str, lang: str) -> None:
@@ -245,10 +262,6 @@ def _ocr_page(pp, page: Page, ocr: bool | str, lang: str) -> None:
 
 
 # -- segments to a document --------------------------------------------------------------------------
-
-def _latin(ch: str) -> bool:
-    return ch.isascii() and (ch.isalnum() or ch in ".,;:%)")
-
 
 def _join(prev: Segment, cur: Segment) -> str:
     return " " if _latin(prev.text[-1]) and _latin(cur.text[0]) else ""
@@ -295,7 +308,7 @@ def _line_pitches(pages: Sequence[Page]) -> dict[float, float]:
 
 
 def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None, order: str = "columns",
-                   meta: dict[str, Any] | None = None) -> Document:
+                   meta: dict[str, Any] | None = None, footnotes: Sequence[Segment] = ()) -> Document:
     """Assemble pages into a :class:`~chunklab.Document` in the reading order ``order``.
 
     ``order``: ``"naive"`` (top to bottom, left to right across the whole page)
@@ -307,11 +320,19 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
         ``start``, ``end``, ``bbox``, ``kind`` (``text``, ``ocr``, ``cell``) and
         ``chars`` (per-character ``[x0, x1]``, or None).
     ``tables``
-        one dict per table: ``page``, ``start``, ``end``, ``bbox``, ``rows``, ``cols``.
+        one dict per table: ``page``, ``start``, ``end``, ``bbox``, ``rows``, ``cols``, ``kind``
+        (``ruled`` or ``rules``), ``merged`` (``[row, col, rowspan, colspan]`` of merged cells),
+        ``pages`` (more than one when it was joined across a page break).
+    ``figures``
+        one dict per image on a page with text (:func:`figure_records`): never in the text.
     ``skipped_pages``
         ``{"page", "reason"}`` for every page that gave no text.
     ``columns``
         page number -> the column intervals ``[x0, x1]`` used (``"columns"`` order).
+    ``footnotes``
+        ``{"page", "start", "end", "bbox"}`` of each segment of ``footnotes`` (from
+        :func:`~chunklab.preprocess.layout.move_footnotes`), placed after the body text, one
+        paragraph per footnote line that starts with a mark.
     """
     parts: list[str] = []
     pos = 0
@@ -319,6 +340,7 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
     tables: list[dict[str, Any]] = []
     columns: dict[int, list[list[float]]] = {}
     skipped = []
+    figures: list[dict[str, Any]] = []
     prev = None
     pitch = _line_pitches(pages)
     for page in pages:
@@ -328,6 +350,7 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
         placed, cols = order_page(page, order)
         if order == "columns":
             columns[page.number] = [[round(a, 2), round(b, 2)] for a, b in cols]
+        where: list[tuple[Segment, int, int]] = []
         for cur in placed:
             if prev is not None:
                 sep = _separator(prev, cur, pitch)
@@ -336,24 +359,43 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
             seg = cur.segment
             start, end = pos, pos + len(seg.text)
             if seg.kind == "table":
-                for cs, ce, box in seg.cells:
+                for cell in seg.cells:
+                    cs, ce, box = cell[0], cell[1], cell[2]
                     if ce > cs:
-                        spans.append({"page": seg.page, "start": start + cs, "end": start + ce,
-                                      "bbox": list(box), "kind": "cell", "chars": None})
+                        spans.append({"page": cell[3] if len(cell) > 3 else seg.page, "start": start + cs,
+                                      "end": start + ce, "bbox": list(box), "kind": "cell", "chars": None})
                 rows = seg.text.count("\n") + 1
                 tables.append({"page": seg.page, "start": start, "end": end, "bbox": list(seg.bbox),
-                               "rows": rows - 1, "cols": seg.text.split("\n")[0].count(" | ") + 1})
+                               "rows": rows - 1, "cols": seg.text.split("\n")[0].count(" | ") + 1,
+                               "kind": seg.table_kind or "ruled", "merged": [list(m) for m in seg.spans],
+                               "pages": list(seg.pages or (seg.page,))})
             else:
                 spans.append({"page": seg.page, "start": start, "end": end, "bbox": list(seg.bbox),
                               "kind": seg.kind, "chars": [list(c) for c in seg.chars] if seg.chars else None})
             parts.append(seg.text)
+            where.append((seg, start, end))
             pos = end
             prev = cur
+        figures.extend(figure_records(page, where, cols, len(figures)))
+    notes = []
+    for k, seg in enumerate(footnotes):
+        sep = "\n\n" if (k == 0 or FOOTNOTE_MARK.match(seg.text)) else "\n"
+        if pos:
+            parts.append(sep)
+            pos += len(sep)
+        start, end = pos, pos + len(seg.text)
+        spans.append({"page": seg.page, "start": start, "end": end, "bbox": list(seg.bbox), "kind": "footnote",
+                      "chars": [list(c) for c in seg.chars] if seg.chars else None})
+        notes.append({"page": seg.page, "start": start, "end": end, "bbox": list(seg.bbox)})
+        parts.append(seg.text)
+        pos = end
     text = "".join(parts)
     m: dict[str, Any] = {
         "type": "pdf", "n_pages": len(pages), "page_sizes": [[p.width, p.height] for p in pages],
-        "order": order, "spans": spans, "tables": tables, "skipped_pages": skipped,
+        "order": order, "spans": spans, "tables": tables, "skipped_pages": skipped, "figures": figures,
     }
+    if footnotes:
+        m["footnotes"] = notes
     if order == "columns":
         m["columns"] = columns
     ocr_pages = {p.number: p.ocr for p in pages if p.ocr}
@@ -361,6 +403,45 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
         m["ocr"] = ocr_pages
     m.update(meta or {})
     return Document(doc_id, text, title=title, meta=m)
+
+
+#: A caption line: 图 3, 图 3-1, 图 5.1:, Figure 2, Fig. 2.
+CAPTION = re.compile(r"^\s*(图|Figure|Fig\.)\s*[0-9A-Za-z一二三四五六七八九十]")
+
+
+def figure_records(page: Page, placed: Sequence[tuple[Segment, int, int]], cols: Sequence[tuple[float, float]],
+                   first_id: int = 0) -> list[dict[str, Any]]:
+    """One record per figure box of ``page``, anchored in the text by offsets, never put in it.
+
+    ``placed`` holds ``(segment, start, end)`` of the page's segments in the text. A figure's
+    ``anchor`` is the end of the lowest segment above it in its column (the text it follows
+    when reading), or the start of the page's first segment when nothing is above it. Its
+    ``caption`` is a line just below (or just above) it that starts like a caption
+    (:data:`CAPTION`), with ``caption_span`` its ``[start, end)`` in the text; ``description`` is
+    None until a describer fills it (:func:`chunklab.preprocess.describe_figures`).
+    """
+    out = []
+    for k, box in enumerate(page.figures):
+        x0, top, x1, bottom = box
+        cx = (x0 + x1) / 2
+        col = next(((a, b) for a, b in cols if a - 5 <= cx <= b + 5), (x0, x1))
+        same_col = [(g, s, e) for g, s, e in placed if g.x1 > col[0] and g.x0 < col[1]]
+        above = [t for t in same_col if t[0].bottom <= top + 2]
+        if above:
+            anchor = max(above, key=lambda t: (t[0].bottom, t[2]))[2]
+        else:
+            anchor = placed[0][1] if placed else 0
+        caption = None
+        for g, s, e in sorted(same_col, key=lambda t: abs(t[0].top - bottom)):
+            near_below = bottom - 2 <= g.top <= bottom + 3 * g.size
+            near_above = top - 3 * g.size <= g.bottom <= top + 2
+            if (near_below or near_above) and CAPTION.match(g.text):
+                caption = (g, s, e)
+                break
+        out.append({"id": f"p{page.number}-fig{first_id + k + 1}", "page": page.number, "bbox": list(box),
+                    "anchor": anchor, "caption": caption[0].text if caption else None,
+                    "caption_span": [caption[1], caption[2]] if caption else None, "description": None})
+    return out
 
 
 def extract_pdf(path: str | Path, doc_id: str | None = None, order: str = "naive", password: str | None = None,
