@@ -137,3 +137,28 @@ def test_cli_errors_exit_2(capsys):
     assert capsys.readouterr().err.startswith("error: ")
     assert main(["audit", "--corpus", "xiaobei", "--strategy", "fixed", "--param", "size=0"]) == 2
     assert main(["audit"]) == 2  # --corpus is required (argparse exits 2)
+
+
+def test_parse_failures_count_fallbacks_and_say_when_ocr_was_not_checked():
+    broken_code = Document("broken.py", CODE.replace("def refund(order):", "def refund(order:"), title="broken.py")
+    items = _by_name(audit(DOCS + [broken_code], GOOD, max_parse_failures=0.5))
+    item = items["parse_failures"]
+    # the code strategy could not parse it and fell back: counted, though the document has no record
+    assert "1/3" in item.detail and "1 篇解析失败后走了兜底" in item.detail and "broken.py" in item.detail
+    assert "OCR 未检查" in item.detail
+    assert not _by_name(audit(DOCS + [broken_code], GOOD))["parse_failures"].passed  # 1/3 > 5%
+
+
+def test_parse_failures_read_the_ocr_records():
+    from chunklab.preprocess.model import NO_TEXT_LAYER
+
+    def pdf_doc(skipped, ocr_pages):
+        meta = {"preprocess": [{"step": "extract", "pages": 3}, {"step": "ocr", "pages": ocr_pages}],
+                "skipped_pages": skipped}
+        return Document("scan", "通知：本周五停电检修。\n", title="scan", meta=meta)
+
+    done = _by_name(audit(DOCS + [pdf_doc([], [2])], GOOD))["parse_failures"]
+    assert done.passed and "OCR 读出 1 页" in done.detail and "没有扫描页缺文字" in done.detail
+    left = pdf_doc([{"page": 3, "reason": f"{NO_TEXT_LAYER}; OCR unavailable: no tesseract"}], [])
+    item = _by_name(audit(DOCS + [left], GOOD))["parse_failures"]
+    assert not item.passed and "1 页扫描件没有文字" in item.detail and "scan 第 3 页" in item.detail

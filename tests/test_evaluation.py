@@ -471,3 +471,57 @@ def test_evaluate_takes_a_retriever_object(law):
     r = evaluate(law, chunks, _law_questions(doc), engine=Backwards(len(chunks)), k=2, n_boot=100)
     assert r.ranked[0, :2].tolist() == [len(chunks) - 1, len(chunks) - 2]
     assert r.config["engine"] == "Backwards" and "index" not in r.timings and "search" in r.timings
+
+
+def test_tested_symptoms_need_the_counterfactual():
+    """With ``window_hit`` the holder cases are tested: window retrieved -> diluted; dedup brings it in -> crowded."""
+    d = Document("d", "x" * 100)
+    c = lambda i, s, e: Chunk("d", i, s, e, d.text[s:e])  # noqa: E731
+    lay = Layout([d])
+
+    def attr(chunks, ranked, span, k, window):
+        return attribute_misses(np.array([ranked]), np.array([0.0]), lay.gold_bounds([[span]]),
+                                lay.chunk_bounds(chunks), k, window_hit={0: window})[0]
+
+    big = [c(0, 0, 100), c(1, 0, 20)]
+    assert attr(big, [1, 0], ("d", 50, 55), 1, True)["symptom"] == "diluted"
+    low = attr(big, [1, 0], ("d", 50, 55), 1, False)          # the proxy would say diluted
+    assert low["symptom"] == "ranked_low" and low["rerank"] and low["window_hit"] is False
+    crowd = [c(0, 0, 10), c(1, 20, 30), c(2, 21, 31)]          # 2 repeats 1: dropping it brings 0 in
+    assert attr(crowd, [1, 2, 0], ("d", 2, 6), 2, False)["symptom"] == "crowded"
+    apart = [c(0, 0, 10), c(1, 20, 30), c(2, 40, 50)]
+    assert attr(apart, [1, 2, 0], ("d", 2, 6), 2, False)["symptom"] == "ranked_low"
+    assert attr(apart, [1, 2], ("d", 2, 6), 2, False)["rerank"] is False   # the holder is not in the ranking
+    assert attr([c(0, 0, 6), c(1, 6, 100)], [1], ("d", 4, 8), 1, True)["symptom"] == "cut"  # geometry first
+
+
+def test_diagnose_re_retrieves_around_the_evidence():
+    from chunklab.evaluation.diagnose import diagnose, window_chunks
+
+    filler = "".join("甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉"[i % 20] for i in range(3000))
+    ev = "病假需提交二级医院证明"
+    text = filler[:1000] + ev + filler[1000:] + "。病假证明第一条。病假说明第二条。"
+    doc = Document("d", text)
+    n = 1000 + len(ev) + 2000
+    chunks = [Chunk("d", 0, 0, n, text[:n]), Chunk("d", 1, n, n + 9, text[n:n + 9]),
+              Chunk("d", 2, n + 9, len(text), text[n + 9:])]
+    span = [("d", 1000, 1000 + len(ev))]
+    qs = [Q("q1", "病假证明", span), Q("q2", "说明第二条", span)]
+    r = evaluate([doc], chunks, qs, k=2, n_boot=10)
+    assert r.per_question["hit"].tolist() == [0.0, 0.0] and r.symptoms["diluted"] == 2   # the proxy
+    d = diagnose(r, [doc], chunks, qs)
+    cases = {b["question_id"]: b for b in d.bad_cases}
+    assert cases["q1"]["symptom"] == "diluted" and cases["q1"]["window_hit"] is True
+    assert cases["q2"]["symptom"] == "ranked_low" and cases["q2"]["window_hit"] is False
+    assert d.summary()["miss_diluted"] == 1 and d.config["misses"] == "counterfactual"
+    assert r.bad_cases[0]["window_hit"] is None            # the original result is unchanged
+    # the two windows overlap: they ran in separate rounds, each cut from the original chunks
+    new, pos = window_chunks(chunks, {"d": text}, [("d", 950, 1061)])
+    assert "".join(c.text for c in new) == text and new[pos[0]].text == text[950:1061]
+    with pytest.raises(ValueError, match="same order"):
+        diagnose(r, [doc], chunks, qs[::-1])
+    from chunklab.retrieval import make_retriever
+
+    custom = evaluate([doc], chunks, qs, k=2, n_boot=10, engine=make_retriever("bm25", [doc], chunks))
+    with pytest.raises(ValueError, match="named engine"):
+        diagnose(custom, [doc], chunks, qs)

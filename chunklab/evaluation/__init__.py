@@ -10,7 +10,8 @@ The package holds one idea per module:
 * :mod:`~chunklab.evaluation.structure` — question-free measures of a chunking
   (:func:`structure_metrics`);
 * :mod:`~chunklab.evaluation.misses` — miss attribution (:func:`attribute_misses`,
-  :data:`SYMPTOMS`);
+  :data:`SYMPTOMS`); :mod:`~chunklab.evaluation.diagnose` tests each label counterfactually
+  (:func:`diagnose`);
 * :mod:`~chunklab.evaluation.stats` — bootstrap intervals (:func:`bootstrap_ci`,
   :func:`bootstrap_many`, :func:`paired_bootstrap`);
 * :mod:`~chunklab.evaluation.run` — the entry point :func:`evaluate`, its :class:`EvalResult`,
@@ -27,6 +28,7 @@ from ..adapters import chunks_from_strings, split_with
 from ..retrieval.layout import Layout
 from .metrics import METRICS, question_metrics, select_budget
 from .misses import SYMPTOMS, attribute_misses
+from .diagnose import diagnose
 from .run import EvalResult, compare, evaluate
 from .settings import EvalSettings
 from .stats import bootstrap_ci, bootstrap_many, paired_bootstrap
@@ -34,6 +36,6 @@ from .structure import structure_metrics
 
 __all__ = [
     "METRICS", "SYMPTOMS", "EvalSettings", "Layout", "question_metrics", "select_budget", "structure_metrics",
-    "attribute_misses", "bootstrap_ci", "bootstrap_many", "paired_bootstrap", "compare", "evaluate", "EvalResult",
+    "attribute_misses", "diagnose", "bootstrap_ci", "bootstrap_many", "paired_bootstrap", "compare", "evaluate", "EvalResult",
     "chunks_from_strings", "split_with",
 ]

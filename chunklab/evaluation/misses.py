@@ -1,7 +1,17 @@
-"""Miss attribution (article 000 §1.2): one symptom for each question whose evidence was not hit."""
+"""Miss attribution: one symptom for each question whose evidence was not hit.
+
+Two levels (the second in :mod:`~chunklab.evaluation.diagnose`, which re-runs the evaluation). :func:`attribute_misses` (run by every :func:`~chunklab.evaluation.evaluate`) reads
+the chunk geometry and the ranking only: it is free, but its ``diluted`` is a *proxy* (the
+evidence is a small share of the chunk holding it), not a proof that smaller chunks would help.
+:func:`~chunklab.evaluation.diagnose.diagnose` re-runs the retriever on counterfactual chunkings, so each symptom of a question
+whose evidence lies whole in some chunk names a change that would have turned *this* miss into
+a hit: ``crowded`` (drop near duplicates from the ranking), ``diluted`` (cut the evidence's window
+out as a chunk of its own), ``ranked_low`` (neither; ``rerank`` says whether a re-ranker over the
+ranking's depth could still find the holding chunk).
+"""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -9,32 +19,36 @@ from .metrics import _overlapping
 
 __all__ = ["SYMPTOMS", "attribute_misses"]
 
-#: Miss symptoms (article 000 §1.2), in the order the rules are tried. See :func:`attribute_misses`.
+#: Miss symptoms, in the order the rules are tried. See :func:`attribute_misses` and :func:`~chunklab.evaluation.diagnose.diagnose`.
 SYMPTOMS = ("not_indexed", "too_small", "cut", "diluted", "crowded", "ranked_low")
 
 
 def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.ndarray], bounds: tuple[np.ndarray, np.ndarray],
                      k: int, question_ids: Sequence[str] | None = None, dilution: float = 0.1,
-                     crowd_overlap: float = 0.5, retrieved: Any = None) -> list[dict[str, Any]]:
-    """Label each missed question (``hit == 0``) with one symptom; rules tried in this order.
+                     crowd_overlap: float = 0.5, retrieved: Any = None,
+                     window_hit: Mapping[int, bool] | None = None) -> list[dict[str, Any]]:
+    """Label each missed question (``hit == 0``); ``g`` = its longest gold span; rules in this order.
 
-    The *evidence* is the question's longest gold span ``g``; "overlapping" means sharing a
-    character; ranks count from 1 in the ranking given (its depth may exceed ``k``).
-
-    1. ``not_indexed`` — no chunk overlaps ``g`` (the chunker dropped it).
-    2. ``too_small`` — no chunk holds ``g``; it overlaps several chunks, each shorter than
-       ``|g| / 2`` (pieces too small to carry their subject or condition).
+    1. ``not_indexed`` — no chunk shares a character with ``g``.
+    2. ``too_small`` — no chunk holds ``g``; its pieces (2 or more) are each under ``|g| / 2``.
     3. ``cut`` — no chunk holds ``g``; its pieces are in different chunks.
-    4. ``diluted`` — chunks hold ``g``, but ``g`` is less than ``dilution`` (10%) of the shortest
-       of them, and none ranks in the top k.
-    5. ``crowded`` — chunks hold ``g`` and rank below k, while the top k holds near duplicates: two
-       chunks sharing more than ``crowd_overlap`` (50%) of the shorter one's characters.
-    6. ``ranked_low`` — a chunk holding ``g`` exists and ranks below k.
+    Below, some chunk holds ``g`` (a *holder*), but no holder was retrieved. Without ``window_hit``
+    (what :func:`~chunklab.evaluation.evaluate` runs) rules 4-5 are cheap proxies:
+    4. ``diluted`` — ``g`` is under ``dilution`` (10%) of the shortest holder;
+    5. ``crowded`` — the retrieved set holds two chunks sharing more than ``crowd_overlap`` (50%)
+       of the shorter one's characters.
+    With ``window_hit`` (question index -> bool, from :func:`~chunklab.evaluation.diagnose.diagnose`)
+    they are tested:
+    4. ``diluted`` — the evidence's window, cut out as a chunk of its own, was retrieved;
+    5. ``crowded`` — dropping near duplicates of better-ranked chunks from the ranking brings a
+       holder into the retrieved slots.
+    6. ``ranked_low`` — none of the above.
 
     Each record: ``question_id``, ``symptom``, ``evidence`` (global ``[start, end)``),
-    ``container_rank`` (best rank of a chunk holding ``g`` within the ranking, else None),
-    ``n_pieces`` (chunks overlapping ``g``). ``retrieved`` (default: the first ``k`` columns of
-    ``ranked``) is the set checked for crowding, e.g. a budget selection.
+    ``container_rank`` (best rank of a holder in the ranking, else None), ``n_pieces`` (chunks
+    overlapping ``g``), ``rerank`` (a holder is in the ranking, so a re-ranker could reach it) and
+    ``window_hit`` (None when not tested). ``retrieved`` (default: the first ``k`` columns of
+    ``ranked``) is the retrieved set, e.g. a budget selection.
     """
     cgs, cge = bounds
     gs, ge = gold
@@ -56,25 +70,36 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
         if len(holders):
             pos = np.flatnonzero(np.isin(row, holders))
             rank = int(pos[0]) + 1 if len(pos) else None
+        slots = k if retrieved is None else int((np.asarray(retrieved)[qi] >= 0).sum())
+        wh = None if window_hit is None else window_hit.get(int(qi))
         if len(pieces) == 0:
             sym = "not_indexed"
         elif len(holders) == 0:
             small = np.all((cge[pieces] - cgs[pieces]) * 2 < glen)
             sym = "too_small" if len(pieces) >= 2 and small else "cut"
-        elif glen < dilution * int((cge[holders] - cgs[holders]).min()):
+        elif window_hit is None:
+            if glen < dilution * int((cge[holders] - cgs[holders]).min()):
+                sym = "diluted"
+            elif _crowded(row[:k] if retrieved is None else np.asarray(retrieved)[qi], cgs, cge, crowd_overlap):
+                sym = "crowded"
+            else:
+                sym = "ranked_low"
+        elif wh:
             sym = "diluted"
-        elif _crowded(row[:k] if retrieved is None else np.asarray(retrieved)[qi], cgs, cge, crowd_overlap):
+        elif _dedup_brings_in(row, holders, cgs, cge, crowd_overlap, max(slots, 1)):
             sym = "crowded"
         else:
             sym = "ranked_low"
         out.append({
             "question_id": question_ids[qi] if question_ids is not None else int(qi),
             "symptom": sym, "evidence": (a, b), "container_rank": rank, "n_pieces": int(len(pieces)),
+            "rerank": rank is not None, "window_hit": wh,
         })
     return out
 
 
 def _crowded(top: np.ndarray, cgs: np.ndarray, cge: np.ndarray, share: float) -> bool:
+    """Do two of the ``top`` chunks share more than ``share`` of the shorter one's characters?"""
     top = [int(i) for i in top if i >= 0]
     for x in range(len(top)):
         for y in range(x + 1, len(top)):
@@ -84,3 +109,30 @@ def _crowded(top: np.ndarray, cgs: np.ndarray, cge: np.ndarray, share: float) ->
             if ov > 0 and ov > share * shorter:
                 return True
     return False
+
+
+def _dedup_brings_in(row: np.ndarray, holders: np.ndarray, cgs: np.ndarray, cge: np.ndarray, share: float,
+                     slots: int) -> bool:
+    """Does a holder rank within ``slots`` once near duplicates of better-ranked chunks are dropped?"""
+    kept: list[int] = []
+    for i in (int(x) for x in row if x >= 0):
+        s, e = int(cgs[i]), int(cge[i])
+        dup = False
+        for j in kept:
+            ov = min(e, int(cge[j])) - max(s, int(cgs[j]))
+            if ov > 0 and ov > share * min(e - s, int(cge[j] - cgs[j])):
+                dup = True
+                break
+        if dup:
+            continue
+        if i in holders:
+            return len(kept) < slots
+        kept.append(i)
+        if len(kept) >= slots:
+            return False
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Counterfactuals: re-run the retriever on a chunking changed around the evidence
+# --------------------------------------------------------------------------------------------

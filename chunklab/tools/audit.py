@@ -21,7 +21,10 @@ chunks of a corpus under a configuration, with a threshold:
                      (the recall ceiling)
 ``hit_ci``           hit@k measured on at least 50 questions, with a 95% bootstrap interval no
                      wider than 0.10
-``parse_failures``   at most 5% of the documents failed to parse (``meta["parse_failed"]``) or are empty
+``parse_failures``   at most 5% of the documents failed to parse: a ``meta["parse_failed"]`` record, an empty
+                     text, or a strategy's fallback (a chunk with ``meta["parse_failed"]``); and no
+                     scanned PDF page left without text (checked only for documents with
+                     :func:`chunklab.preprocess.pipeline` records; otherwise the detail says so)
 ``offsets``          every chunk is ``document.text[start:end]``, in order, covering all non-space text
 ``token_limit``      no chunk (with its indexed context) is over the embedding limit (8191 cl100k tokens)
 ``overlap``          overlap adds at most 20% to the indexed characters
@@ -54,6 +57,7 @@ from ..evaluation import evaluate
 from ..length import count_tokens
 from ..params import Param
 from ..parsing.tables import find_tables, transcribe_row
+from ..preprocess.model import NO_TEXT_LAYER
 from ..retrieval.bm25 import TOP_K
 from ..strategies.router import ROUTES, TYPE_NAMES, detect, features
 from .versioning import canonical_config, chunk_corpus, index_version
@@ -252,7 +256,7 @@ def _check_labeled_set(docs, questions, min_total, min_per_type) -> AuditItem:
 
 
 def _check_evidence_whole(docs, by_doc, questions, share_min) -> AuditItem:
-    title = "证据不被切断（召回上限）"
+    title = "证据不被切断（证据完整上限）"
     if not questions:
         return AuditItem("evidence_whole", False, "没有标注集，无法度量", title)
     whole = 0
@@ -286,15 +290,48 @@ def _check_hit(docs, chunks, questions, k, use_context, width_max, min_total) ->
                      f"{len(questions)} 题{f'，少于 {min_total:g} 题，区间不可信' if few else ''}；BM25 字符二元组{notes}）", title), r
 
 
-def _check_parse(docs, chunks, rate_max) -> AuditItem:
-    failed = [d.id for d in docs if d.meta.get("parse_failed") or not d.text.strip()]
+def _check_parse(docs, by_doc, rate_max) -> AuditItem:
+    """Documents that failed to parse, from their records; scanned pages, from the OCR records.
+
+    A document failed when its ``meta["parse_failed"]`` is set, when its text is empty, or when a
+    strategy could not parse it and fell back (a chunk with ``meta["parse_failed"]``, e.g. Python
+    with a syntax error cut by ``recursive``). OCR is judged only where it has a record: documents
+    extracted by :func:`chunklab.preprocess.pipeline` list the pages read by OCR and the scanned
+    pages left without text (``meta["skipped_pages"]``); a scanned page without text fails the
+    item. Without such records the detail says that OCR was not checked.
+    """
+
+    title = "解析失败已统计（含兜底）；扫描件已 OCR（有记录时）"
+    record = [d.id for d in docs if d.meta.get("parse_failed") or not d.text.strip()]
+    fallback = [d.id for d in docs if d.id not in record and any(c.meta.get("parse_failed") for c in by_doc[d.id])]
+    failed = record + fallback
     rate = len(failed) / len(docs) if docs else 0.0
-    chunk_rate = float(np.mean([bool(c.meta.get("parse_failed")) for c in chunks])) if chunks else 0.0
-    detail = (f"文档解析失败率 {_pct(rate)}（{len(failed)}/{len(docs)}，阈值 ≤ {_pct(rate_max)}），"
+    n_chunks = sum(len(v) for v in by_doc.values())
+    chunk_rate = (sum(bool(c.meta.get("parse_failed")) for v in by_doc.values() for c in v) / n_chunks
+                  if n_chunks else 0.0)
+    detail = (f"文档解析失败率 {_pct(rate)}（{len(failed)}/{len(docs)}，阈值 ≤ {_pct(rate_max)}；"
+              f"其中 {len(record)} 篇有失败记录或为空，{len(fallback)} 篇解析失败后走了兜底切分），"
               f"块级解析失败率 {_pct(chunk_rate)}")
     if failed:
         detail += f"；例如 {failed[0]}"
-    return AuditItem("parse_failures", rate <= rate_max, detail, "解析失败率已统计（扫描件已 OCR）")
+    extracted = [d for d in docs if any(st.get("step") == "extract" for st in d.meta.get("preprocess", ()) or ())]
+    scanned_left = []
+    ocr_pages = 0
+    for d in extracted:
+        for st in d.meta.get("preprocess", ()):
+            if st.get("step") == "ocr":
+                ocr_pages += len(st.get("pages", ()))
+        for sp in d.meta.get("skipped_pages", ()) or ():
+            if isinstance(sp, dict) and str(sp.get("reason", "")).startswith(NO_TEXT_LAYER):
+                scanned_left.append(f"{d.id} 第 {sp.get('page')} 页")
+    if not extracted:
+        detail += "；OCR 未检查：没有文档带 PDF 抽取记录（meta[\"preprocess\"]），无从得知哪些是扫描件"
+    elif scanned_left:
+        detail += (f"；{len(extracted)} 篇从 PDF 抽取，OCR 读出 {ocr_pages} 页，"
+                   f"{len(scanned_left)} 页扫描件没有文字（OCR 未运行或失败），例如 {scanned_left[0]}")
+    else:
+        detail += f"；{len(extracted)} 篇从 PDF 抽取，OCR 读出 {ocr_pages} 页，没有扫描页缺文字"
+    return AuditItem("parse_failures", rate <= rate_max and not scanned_left, detail, title)
 
 
 def _check_offsets(docs, by_doc) -> AuditItem:
@@ -399,7 +436,7 @@ def audit(corpus: Any, config: Mapping[str, Any] | str, questions: Any = None, *
         _check_labeled_set(docs, qs, th["min_questions"], th["min_per_type"]),
         _check_evidence_whole(docs, by_doc, qs, th["evidence_whole_share"]),
         _check_hit(docs, chunks, qs, k, use_context, th["max_ci_width"], th["min_questions"])[0],
-        _check_parse(docs, chunks, th["max_parse_failures"]),
+        _check_parse(docs, by_doc, th["max_parse_failures"]),
         _check_offsets(docs, by_doc),
         _check_tokens(chunks, use_context, token_limit),
         _check_overlap(docs, chunks, th["max_overlap"]),

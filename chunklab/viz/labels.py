@@ -59,7 +59,7 @@ SYMPTOM_ADVICE_ZH: dict[str, str] = {
     "not_indexed": "检查解析与清洗：证据所在的文字根本没进索引（扫描件先做 OCR，解析失败的文档要走兜底）",
     "too_small": "加大块长（调大 target / min），把短句并进段落、表格按行组切；或改用句子窗口 / 父子块把上下文带回来",
     "cut": "换结构感知的切法（标题树、条款、表格、AST），或加少量 overlap 兜底；先看刀口落在哪里",
-    "diluted": "减小块长（调小 max），按标题或条款拆开大块；或小块检索、大块生成（父子块）",
+    "diluted": "先用 evaluation.diagnose 检验切小能否救回；确认后再减小块长、按标题或条款拆开大块，或小块检索、大块生成（父子块）",
     "crowded": "减少 overlap，检索后按文档与偏移去重；用上下文预算代替固定 k",
     "ranked_low": "多半不是切分的问题：加标题路径前缀、改写查询、换混合检索或加重排；先确认标注没有漏掉别处的同义答案",
 }
@@ -82,7 +82,7 @@ METRIC_ZH: dict[str, str] = {
     "complete_union": "并集完整率",
     "precision": "字符精确率",
     "iou": "字符 IoU",
-    "precision_omega": "理想字符精确率",
+    "precision_omega": "完美召回下的精确率",
     "retrieved_chars": "取回字符数",
     "retrieved_tokens": "取回 token 数",
     "duplication": "上下文重复率",
