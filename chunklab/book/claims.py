@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 from ..evaluation.stats import decide
 
 __all__ = ["Claim", "CLAIMS", "claim", "claim_table", "claim_row", "ClaimRow", "verdict", "fmt_diff",
-           "shown_claims", "VERDICT_ZH"]
+           "shown_claims", "VERDICT_ZH", "same_level", "LEVEL_TOLERANCE"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,23 @@ def verdict(result: dict, expect: int = 1, margin: float | None = None) -> str:
     '不成立（显著反向）'
     """
     return VERDICT_ZH[decide(result, expect=expect, margin=margin)]
+
+
+#: Level claims (one figure the article measured on its own corpus, e.g. "9.6% of chunks start at a
+#: paragraph"): ours is "the same level" when it is within this relative distance of the article's
+#: figure. Declared once for the whole book, before any comparison, and used by every chapter.
+LEVEL_TOLERANCE = 0.20
+
+
+def same_level(ours: float, theirs: float, tolerance: float = LEVEL_TOLERANCE) -> bool:
+    """Is our figure within ``tolerance`` (relative) of the article's? The ``holds=`` of a level claim.
+
+    >>> same_level(0.977, 0.94), same_level(512, 1200)
+    (True, False)
+    """
+    if not theirs:
+        raise ValueError("theirs must be a non-zero figure")
+    return abs(ours / theirs - 1) <= tolerance
 
 
 def fmt_diff(result: dict, pct: bool = True) -> str:
