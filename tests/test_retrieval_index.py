@@ -165,3 +165,34 @@ def test_factorize_many_keys_equals_unique():
     keys = rng.integers(-2**50, 2**50, 5000)[rng.integers(0, 5000, 200_000)]
     distinct, codes = ci_module._factorize(keys)
     assert np.array_equal(distinct[codes], keys) and len(distinct) == len(np.unique(keys))
+
+
+@pytest.mark.parametrize("tokenizer", ["bigram", "unigram_bigram", "words"])
+@pytest.mark.parametrize("block", [7, 1 << 18])
+def test_index_of_one_chunking_equals_the_full_index(law, tokenizer, block, monkeypatch):
+    """An index built for one chunking (no positions kept) gives the full index's engine bitwise,
+    however the corpus is cut into blocks and in whatever order the chunks come."""
+    monkeypatch.setattr(ci_module, "_TOKEN_BLOCK", block)
+    docs = law + [Document("empty", ""), Document("tail", "甲乙 ab")]
+    chunks = _windows(docs, 97, 13, context="劳动合同法 > 第一章 abc")
+    chunks += [Chunk(d.id, len(chunks) + i, len(d.text), len(d.text), "") for i, d in enumerate(docs)]
+    chunks = [chunks[i] for i in np.random.default_rng(0).permutation(len(chunks))]
+    full = CorpusIndex(docs, tokenizer=tokenizer)
+    one = CorpusIndex(docs, tokenizer=tokenizer, chunks=chunks)
+    assert one._single is not None and len(one.tok_start) == 0
+    for name in ("vocab_keys", "tok_col", "run_start", "run_end", "run_kind"):
+        assert np.array_equal(getattr(full, name), getattr(one, name)), name
+    for ctx in (False, True):
+        _same_engine(one.index_chunks(chunks, use_context=ctx), full.index_chunks(chunks, use_context=ctx))
+    assert one._extra == full._extra  # the cut edges' new tokens got the same columns
+    assert (one.term_counts(chunks) != full.term_counts(chunks)).nnz == 0
+    with pytest.raises(ValueError, match="one chunking"):
+        one.index_chunks(chunks[1:])
+
+
+def test_index_of_one_chunking_falls_back_to_a_full_index(law, monkeypatch):
+    chunks = _windows(law, 97, 13)
+    monkeypatch.setattr(ci_module, "_TOPK", None)
+    idx = CorpusIndex(law, chunks=chunks)
+    assert idx._single is None and len(idx.tok_start) == len(idx.tok_col)
+    idx.index_chunks(chunks[:3])  # any chunking

@@ -207,6 +207,12 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     # NOTE: a ranking deeper than the chunks holds only -1 padding, and its arrays grow with
     # questions x depth: a huge k (or depth) is clamped here, before anything is allocated.
     depth = min(s.ranking_depth, max(n_chunks, 50))
+    own_seconds = 0.0
+    if index is None and isinstance(s.engine, str) and s.engine in ("bm25", "fast"):
+        # NOTE (memory, issue #21): an index of this one chunking holds no token positions.
+        t = time.perf_counter()
+        index = CorpusIndex(documents, tokenizer=s.tokenizer, chunks=chunks)
+        own_seconds = time.perf_counter() - t
     shared = index is not None and index.layout.matches(documents)
     layout = index.layout if shared else Layout(documents)
     bounds = layout.chunk_bounds(chunks)
@@ -223,7 +229,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
                                use_context=s.use_context, rrf_constant=s.rrf_constant,
                                bounds=bounds if index is None or shared else None)
     if isinstance(s.engine, str):
-        timings["index"] = time.perf_counter() - t0
+        timings["index"] = time.perf_counter() - t0 + own_seconds
     t1 = time.perf_counter()
     ranking = retriever.search(qtexts, k=depth)
     timings["search"] = time.perf_counter() - t1
@@ -235,7 +241,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     # NOTE (memory): the engine, with the corpus index when it was built here, is the largest
     # thing alive (about 17 bytes per corpus character for BM25); nothing below needs it, so it
     # goes before the metrics, the bootstrap and the structure allocate theirs.
-    del retriever, ranking
+    del retriever, ranking, index
     if s.budget is not None:
         retrieved = select_budget(ranked, chunks, s.budget, unit=s.budget_unit, layout=layout, bounds=bounds)
         kk = retrieved.shape[1]

@@ -37,6 +37,26 @@ def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, codes.astype(np.int32 if len(distinct) < 2**31 - 1 else np.int64)
 
 
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; elsewhere nothing).
+
+    Reading a corpus frees many document-sized temporaries; glibc keeps the freed pages inside its
+    heap (about 2 bytes per corpus character, issue #21) unless asked to return them.
+    """
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            import ctypes
+
+            _MALLOC_TRIM = ctypes.CDLL(None).malloc_trim
+        except (AttributeError, OSError, TypeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM: Any = None
+
 #: Tokens whose keys :meth:`CorpusIndex._tokenise` makes distinct together (memory: 8 bytes each).
 _TOKEN_BLOCK = 1 << 18
 
@@ -89,6 +109,12 @@ class CorpusIndex:
 
     Queries are tokenised once too and cached (:meth:`encode_queries`).
 
+    ``chunks``: an index for that one chunking only (what :func:`~chunklab.evaluation.evaluate`
+    builds when it is given no index): each chunk's token range is found while the corpus is
+    read, and the token positions are not kept, which takes about a third of the memory;
+    :meth:`index_chunks` and :meth:`term_counts` then accept only those chunks. (With a tokeniser
+    other than the run ones, or without chunklab._topk, the index is a full one.)
+
     >>> from chunklab.core import Document, Chunk
     >>> idx = CorpusIndex([Document("d", "合同的订立。合同的效力。违约责任。")])
     >>> cs = [Chunk("d", 0, 0, 6, "合同的订立。"), Chunk("d", 1, 6, 12, "合同的效力。"),
@@ -97,7 +123,8 @@ class CorpusIndex:
     [[1, 0]]
     """
 
-    def __init__(self, documents: Sequence[Any], tokenizer: str | Tokenizer = "bigram") -> None:
+    def __init__(self, documents: Sequence[Any], tokenizer: str | Tokenizer = "bigram", *,
+                 chunks: Sequence[Any] | None = None) -> None:
         self.tokenizer = get_tokenizer(tokenizer)
         #: The corpus on one line (see :class:`~chunklab.retrieval.layout.Layout`): token positions
         #: are global, and :func:`~chunklab.evaluation.evaluate` measures on this same layout.
@@ -110,16 +137,28 @@ class CorpusIndex:
         # needles to it, see _pos); token columns are int32 below 2**30 terms.
         n_chars = int(self.layout.offsets[-1] + self.layout.lens[-1]) if len(self.layout) else 0
         self._pos_dtype = np.int32 if n_chars < 2**31 - 1 else np.int64
-        if self.tokenizer.positional:
+        #: ``(gs, ge, lo, hi)`` of the one chunking an index built with ``chunks`` serves: its
+        #: bounds and each chunk's token range (None: any chunking).
+        self._single: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        if chunks is not None and self.tokenizer.positional and type(self.tokenizer) in _PIECE_RULES \
+                and _TOPK is not None:
+            self._single = self.layout.chunk_bounds(chunks) + (None, None)  # type: ignore[assignment]
+            self._tokenise()
+            if not (self._ends_sorted and self.tok_col.dtype == np.int32):  # not for the compiled passes
+                self._single = None
+        if self._single is not None:
+            pass
+        elif self.tokenizer.positional:
             self._tokenise()
         else:
             self.vocab_keys = np.zeros(0, dtype=np.int64)
             self.tok_col = np.zeros(0, dtype=np.int64)
             self.tok_start = self.tok_end = np.zeros(0, dtype=self._pos_dtype)
-        # Token ends in start order never decrease for the run tokenisers (a pair ends after the
-        # unigram at its start, and runs do not overlap): then "ends by ge" is a prefix of the
-        # tokens and a chunk's tokens are one contiguous slice.
-        self._ends_sorted = bool(np.all(np.diff(self.tok_end) >= 0))
+        if self._single is None:
+            # Token ends in start order never decrease for the run tokenisers (a pair ends after
+            # the unigram at its start, and runs do not overlap): then "ends by ge" is a prefix of
+            # the tokens and a chunk's tokens are one contiguous slice.
+            self._ends_sorted = bool(np.all(np.diff(self.tok_end) >= 0))
         self._extra: dict[int, int] = {}  # keys outside the corpus vocabulary (query-only) -> column
         self._ones_buf = np.zeros(0)  # see _ones
         self._lock = threading.Lock()  # new columns may be added from several threads
@@ -132,6 +171,11 @@ class CorpusIndex:
         :data:`_TOKEN_BLOCK` tokens (a small table), then the blocks' distinct keys over the corpus;
         the columns are the distinct keys in increasing order. So no corpus-sized array of keys or
         of 64-bit positions is ever held.
+
+        For an index of one chunking (``self._single``), the positions are kept only for the block
+        being read: each chunk's token range ``[lo, hi)`` is found in its block (a chunk lies in
+        one document) and the positions are dropped, so that only the token columns are held
+        (4 bytes a token instead of 12; memory, issue #21).
         """
         # NOTE (memory, issue #21): the arrays are sized for the most tokens a run tokeniser gives
         # (one per character, two with CJK unigrams) and grow if a tokeniser gives more; pages of
@@ -139,11 +183,22 @@ class CorpusIndex:
         pt = self._pos_dtype
         texts, offsets = self.layout.texts, self.layout.offsets.tolist()
         cap = (offsets[-1] + len(texts[-1]) if texts else 0) * (2 if getattr(self.tokenizer, "cjk_unigrams", False) else 1) + 1
-        arrays = [np.empty(cap, pt), np.empty(cap, pt), np.empty(cap, np.int32)]  # start, end, code
+        single = self._single is not None
+        if single:
+            gs, ge = self._single[0], self._single[1]
+            by_start = np.argsort(gs, kind="stable")
+            sorted_gs = gs[by_start]
+            lo_all = np.zeros(len(gs), dtype=np.int64)
+            hi_all = np.zeros(len(gs), dtype=np.int64)
+        # start, end (the whole corpus, or the current block only), code
+        pos = [np.empty(1024 if single else cap, pt), np.empty(1024 if single else cap, pt)]
+        code = [np.empty(cap, np.int32)]
         runs = [np.empty(cap, pt), np.empty(cap, pt), np.empty(cap, np.int8)]  # start, end, kind
         blocks: list[tuple[int, int, np.ndarray]] = []  # (first token, end token, the block's distinct keys)
         keys: list[np.ndarray] = []
         n = nr = b0 = 0
+        ends_sorted, last_end = True, None
+        first_doc = 0  # the first document of the current block
 
         def fit(arrs: list[np.ndarray], need: int) -> None:
             for i, a in enumerate(arrs):
@@ -152,28 +207,48 @@ class CorpusIndex:
                     grown[:len(a)] = a
                     arrs[i] = grown
 
-        def flush() -> None:
-            nonlocal keys, b0
+        def flush(next_doc: int) -> None:
+            nonlocal keys, b0, first_doc, ends_sorted, last_end
             if n > b0:
                 u, c = _factorize(np.concatenate(keys))
-                arrays[2][b0:n] = c
+                code[0][b0:n] = c
                 blocks.append((b0, n, u))
-            keys, b0 = [], n
+            if single:
+                s_, e_ = pos[0][:n - b0], pos[1][:n - b0]  # the block's tokens (b0 is the first)
+                if len(e_):
+                    ends_sorted = ends_sorted and bool(np.all(np.diff(e_) >= 0)) and (last_end is None or e_[0] >= last_end)
+                    last_end = e_[-1]
+                # the chunks starting in this block's documents [p0, p1) (a chunk ends in its document)
+                p0 = offsets[first_doc] if first_doc < len(offsets) else np.inf
+                p1 = offsets[next_doc] if next_doc < len(offsets) else np.inf
+                a, b = np.searchsorted(sorted_gs, [p0, p1], side="left")
+                sel = by_start[a:b]
+                if len(sel):
+                    cs, ce = self._pos(gs[sel]), self._pos(ge[sel])
+                    lo = np.searchsorted(s_, cs, side="left")
+                    hi = np.minimum(np.searchsorted(s_, ce, side="left"), np.searchsorted(e_, ce, side="right"))
+                    lo_all[sel] = lo + b0
+                    hi_all[sel] = np.maximum(lo, hi) + b0
+            keys, b0, first_doc = [], n, next_doc
 
-        for off, text in zip(offsets, texts):
+        pos_base = 0  # the token whose position pos[0][0] holds
+        for d, (off, text) in enumerate(zip(offsets, texts)):
             k, s, e, rs, re_, rk = self.tokenizer.positions(text, self._word_key)
             m, mr = n + len(k), nr + len(rs)
-            fit(arrays, m); fit(runs, mr)
-            np.add(s, off, out=arrays[0][n:m], casting="unsafe")
-            np.add(e, off, out=arrays[1][n:m], casting="unsafe")
+            fit(pos, m - pos_base); fit(code, m); fit(runs, mr)
+            np.add(s, off, out=pos[0][n - pos_base:m - pos_base], casting="unsafe")
+            np.add(e, off, out=pos[1][n - pos_base:m - pos_base], casting="unsafe")
             np.add(rs, off, out=runs[0][nr:mr], casting="unsafe")
             np.add(re_, off, out=runs[1][nr:mr], casting="unsafe")
             runs[2][nr:mr] = rk
             keys.append(k)
             n, nr = m, mr
+            del k, s, e, rs, re_, rk
             if n - b0 >= _TOKEN_BLOCK:
-                flush()
-        flush()
+                flush(d + 1)
+                if single:
+                    pos_base = n
+        flush(len(texts))
         self.run_start, self.run_end, self.run_kind = (a[:nr] for a in runs)
         distinct, where = _factorize(np.concatenate([u for _, _, u in blocks]) if blocks else np.zeros(0, dtype=np.int64))
         order = np.argsort(distinct, kind="stable")
@@ -181,13 +256,23 @@ class CorpusIndex:
         ct = np.int32 if len(distinct) < 2**30 else np.int64
         rank = np.empty(len(distinct), dtype=ct)
         rank[order] = np.arange(len(distinct), dtype=ct)
+        del order, distinct
         col = rank[where]  # column of each block's distinct keys, blocks one after another
-        codes = arrays[2] if ct is np.int32 else arrays[2].astype(ct)
+        del rank, where
+        codes = code[0] if ct is np.int32 else code[0].astype(ct)
         u0 = 0
         for a, b, u in blocks:
             codes[a:b] = col[u0:u0 + len(u)][codes[a:b]]
             u0 += len(u)
-        self.tok_start, self.tok_end, self.tok_col = arrays[0][:n], arrays[1][:n], codes[:n]
+        self.tok_col = codes[:n]
+        if single:
+            self.tok_start = self.tok_end = np.zeros(0, dtype=pt)
+            self._ends_sorted = ends_sorted
+            self._single = (self._single[0], self._single[1], lo_all, hi_all)
+        else:
+            self.tok_start, self.tok_end = pos[0][:n], pos[1][:n]
+        del pos, code, blocks, keys
+        _trim_heap()
 
     def _pos(self, x: Any) -> np.ndarray:
         """Positions as the position arrays' dtype (numpy would copy a whole sorted array to search
@@ -321,11 +406,16 @@ class CorpusIndex:
         gs, ge = self.layout.chunk_bounds(chunks) if bounds is None else bounds
         if not self.tokenizer.positional:
             return self._count_texts(c.embed_text if use_context else c.text for c in chunks), None
-        pgs, pge = self._pos(gs), self._pos(ge)
-        lo = np.searchsorted(self.tok_start, pgs, side="left")
-        hi = np.searchsorted(self.tok_start, pge, side="left")
-        if self._ends_sorted:
-            hi = np.maximum(lo, np.minimum(hi, np.searchsorted(self.tok_end, pge, side="right")))
+        if self._single is not None:
+            sgs, sge, lo, hi = self._single
+            if not (np.array_equal(gs, sgs) and np.array_equal(ge, sge)):
+                raise ValueError("this CorpusIndex was built for one chunking (chunks=...) and can only index that one")
+        else:
+            pgs, pge = self._pos(gs), self._pos(ge)
+            lo = np.searchsorted(self.tok_start, pgs, side="left")
+            hi = np.searchsorted(self.tok_start, pge, side="left")
+            if self._ends_sorted:
+                hi = np.maximum(lo, np.minimum(hi, np.searchsorted(self.tok_end, pge, side="right")))
         # The few tokens that are not corpus tokens (cut edges, context) come as (row, column) pairs.
         extra_rows: list[np.ndarray] = []
         extra_cols: list[np.ndarray] = []
