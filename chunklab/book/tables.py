@@ -28,7 +28,7 @@ import html as _html
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
-__all__ = ["Table", "table"]
+__all__ = ["Table", "table", "MAIN_KNOBS", "main_knobs"]
 
 #: A column's format: a format spec (``".1%"``) or a ``str.format`` template (``"{:,}"``), both
 #: applied to non-string values only, or a callable applied to every value.
@@ -178,3 +178,61 @@ def table(rows: Iterable[Sequence[Any] | Mapping[str, Any]], columns: Sequence[A
     | 几何 | 3 |
     """
     return Table(rows, columns, formats=formats, caption=caption, align=align)
+
+
+#: For each registered strategy, the knobs that change its chunks the most, most important first:
+#: the size knobs (``size``/``window``/``target``, ``max``, ``min``), the overlap, and a
+#: strategy's own unit of cutting (dialogue turns, table rows, sentence-window neighbours,
+#: the semantic threshold). Knobs that only select a variant or a unit (``length``, ``prefix``,
+#: ``language``, separators, compatibility switches) are left out. The preface's strategy map
+#: shows these; the doctest of :func:`main_knobs` checks that every strategy has an entry and that
+#: every knob named here exists.
+MAIN_KNOBS: dict[str, tuple[str, ...]] = {
+    "fixed": ("size", "overlap"),
+    "sliding_window": ("window", "step"),
+    "token": ("size", "overlap"),
+    "line": ("target", "max", "min", "overlap"),
+    "paragraph": ("target", "max", "min", "overlap"),
+    "recursive": ("target", "max", "min", "overlap"),
+    "sentence": ("target", "max", "min", "overlap"),
+    "auto": ("target", "max", "min", "overlap"),
+    "clause": ("target", "max", "min", "overlap"),
+    "html": ("target", "max", "min", "overlap"),
+    "markdown": ("target", "max", "min", "overlap"),
+    "dialogue": ("turns", "overlap_turns", "target", "topic_breaks"),
+    "qa_pair": ("target", "max", "overlap"),
+    "table": ("mode", "rows", "target", "transcribe"),
+    "code": ("target", "max", "min", "overlap"),
+    "semantic": ("threshold", "k", "buffer", "target", "min"),
+    "parent_child": ("target", "parent_target", "overlap"),
+    "sentence_window": ("neighbours", "sections"),
+}
+
+
+def main_knobs(entry: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(knob, default)`` for the main knobs of one entry of :func:`chunklab.list_strategies`.
+
+    Fails with a message if the strategy has no entry in :data:`MAIN_KNOBS` or names a knob the
+    strategy does not have, so a new or changed strategy cannot drop out of the preface silently.
+
+    >>> import chunklab
+    >>> entries = chunklab.list_strategies()
+    >>> sorted(set(MAIN_KNOBS) ^ {e["name"] for e in entries})  # every strategy, and no stale name
+    []
+    >>> [(e["name"], k) for e in entries for k in MAIN_KNOBS[e["name"]] if k not in e["params"]]
+    []
+    >>> main_knobs(next(e for e in entries if e["name"] == "dialogue"))
+    [('turns', 6), ('overlap_turns', 0), ('target', 800), ('topic_breaks', False)]
+    >>> main_knobs({"name": "new", "params": {}})
+    Traceback (most recent call last):
+    ...
+    KeyError: "strategy 'new' has no entry in chunklab.book.tables.MAIN_KNOBS: add its main knobs there"
+    """
+    name = entry["name"]
+    if name not in MAIN_KNOBS:
+        raise KeyError(f"strategy {name!r} has no entry in chunklab.book.tables.MAIN_KNOBS: add its main knobs there")
+    params = entry["params"]
+    unknown = [k for k in MAIN_KNOBS[name] if k not in params]
+    if unknown:
+        raise KeyError(f"MAIN_KNOBS[{name!r}] names knobs the strategy does not have: {unknown}")
+    return [(k, params[k]["default"]) for k in MAIN_KNOBS[name]]

@@ -32,13 +32,17 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
     1. ``not_indexed`` — no chunk shares a character with ``g``.
     2. ``too_small`` — no chunk holds ``g``; its pieces (2 or more) are each under ``|g| / 2``.
     3. ``cut`` — no chunk holds ``g``; its pieces are in different chunks.
+
     Below, some chunk holds ``g`` (a *holder*), but no holder was retrieved. Without ``window_hit``
     (what :func:`~chunklab.evaluation.evaluate` runs) rules 4-5 are cheap proxies:
+
     4. ``diluted`` — ``g`` is under ``dilution`` (10%) of the shortest holder;
     5. ``crowded`` — the retrieved set holds two chunks sharing more than ``crowd_overlap`` (50%)
        of the shorter one's characters.
+
     With ``window_hit`` (question index -> bool, from :func:`~chunklab.evaluation.diagnose.diagnose`)
     they are tested:
+
     4. ``diluted`` — the evidence's window, cut out as a chunk of its own, was retrieved;
     5. ``crowded`` — dropping near duplicates of better-ranked chunks from the ranking brings a
        holder into the retrieved slots.
