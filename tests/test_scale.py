@@ -78,3 +78,13 @@ def test_generate_scale_questions_at_most():
     qs = generate_scale_questions("laws:劳动合同法", n=5000, at_most=True)
     assert 0 < len(qs) < 5000
     assert qs[:3] == generate_scale_questions("laws:劳动合同法", n=3)
+
+
+def test_reference_runs_on_a_small_corpus_when_every_size_is_large(tmp_path, monkeypatch):
+    # rank-bm25 needs ~100 bytes per char: a 1 GB run must not hand it the 1 GB corpus
+    from chunklab.tools import scale
+
+    monkeypatch.setattr(scale, "REFERENCE_MAX_MB", 0.1)
+    r = scale.bench_scale((0.2,), k=3, workdir=tmp_path, progress=False, reference_sample=5)
+    assert r["reference"]["mb"] == 0.1 and r["reference"]["chars"] < r["sizes"][0]["chars"]
+    assert "built for the comparison" in r["reference_note"] and r["speedup_vs_reference"] > 0

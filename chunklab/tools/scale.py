@@ -260,6 +260,24 @@ def _check_sizes(sizes_mb: Any) -> list[float]:
     return sizes
 
 
+#: The largest corpus the rank-bm25 reference runs on (it needs ~100 bytes of RSS per character):
+#: with larger sizes only, the reference runs on a corpus of this size built for it.
+REFERENCE_MAX_MB = 25
+
+
+def _reference(job: dict[str, Any], row: dict[str, Any], sample: int) -> dict[str, Any]:
+    """rank-bm25 on ``job``'s corpus, ``sample`` questions timed and scaled to ``row["questions"]``."""
+    r = _run_child({**job, "engine": "reference", "sample": sample})
+    per_q = r["search_seconds"] / max(r["questions"], 1)
+    return {"engine": "rank-bm25", "mb": row["mb"], "chars": r["chars"], "questions_timed": r["questions"],
+            "seconds": round(r["load_seconds"] + r["chunk_seconds"] + (r["index_seconds"] or 0)
+                             + per_q * row["questions"], 2),
+            "index_seconds": r["index_seconds"], "search_seconds_per_question": per_q,
+            "peak_rss_bytes": r["peak_rss_bytes"],
+            "bytes_per_char": round(r["peak_rss_bytes"] / max(r["chars"], 1), 2),
+            "hit_on_sample": r["hit"]}
+
+
 def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive", params: dict[str, Any] | None = None,
                 k: int = 5, workdir: str | os.PathLike | None = None, progress: bool = True, *,
                 seed: int = 0, reference: bool = True, reference_sample: int = 20) -> dict[str, Any]:
@@ -281,7 +299,8 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
     fits against characters: ``seconds_per_mchar`` (slope, seconds per million characters),
     ``seconds_intercept``, ``rss_bytes_per_char`` (slope: the memory each further character costs)
     and ``rss_intercept_bytes`` (None with one size). ``reference`` (unless ``reference=False``)
-    is the same evaluation on the smallest size with the ``"reference"`` engine (rank-bm25's
+    is the same evaluation on the smallest size (or, when every size is over
+    :data:`REFERENCE_MAX_MB`, on a corpus of that size built for it) with the ``"reference"`` engine (rank-bm25's
     ``BM25Okapi``) in its own child, on ``reference_sample`` questions drawn with ``seed``
     (rank-bm25 scores one question with a Python loop over every chunk): its ``seconds`` are the
     measured load, chunk and index time plus the search time per question scaled to all the
@@ -294,7 +313,9 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
     k = int(k)
     rows: list[dict[str, Any]] = []
     ref: dict[str, Any] | None = None
-    ref_size = min(sizes)
+    # rank-bm25 needs ~100 bytes per char: past REFERENCE_MAX_MB it runs on a corpus of that size
+    ref_size = min(sizes) if min(sizes) <= REFERENCE_MAX_MB else None
+    ref_row: dict[str, Any] = {}
     steps = len(sizes) + (1 if reference else 0)
     with tempfile.TemporaryDirectory(prefix="chunklab-scale-", dir=workdir) as tmp, \
             tqdm(total=steps, desc="bench scale", unit="run", disable=not progress, file=sys.stderr) as bar:
@@ -314,17 +335,21 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
             bar.update(1)
             if reference and mb == ref_size and ref is None:
                 bar.set_postfix_str(f"{mb:g} MB: rank-bm25")
-                r = _run_child({**job, "engine": "reference", "sample": reference_sample})
-                per_q = r["search_seconds"] / max(r["questions"], 1)
-                full = row["questions"]
-                ref = {"engine": "rank-bm25", "mb": mb, "chars": r["chars"], "questions_timed": r["questions"],
-                       "seconds": round(r["load_seconds"] + r["chunk_seconds"] + (r["index_seconds"] or 0)
-                                        + per_q * full, 2),
-                       "index_seconds": r["index_seconds"], "search_seconds_per_question": per_q,
-                       "peak_rss_bytes": r["peak_rss_bytes"],
-                       "bytes_per_char": round(r["peak_rss_bytes"] / max(r["chars"], 1), 2),
-                       "hit_on_sample": r["hit"]}
+                ref = _reference(job, row, reference_sample)
                 bar.update(1)
+            shutil.rmtree(folder, ignore_errors=True)
+        if reference and ref is None:
+            folder = Path(tmp) / "corpus-reference"
+            bar.set_postfix_str(f"{REFERENCE_MAX_MB:g} MB: rank-bm25")
+            built = build_corpus(folder, REFERENCE_MAX_MB, seed=seed)
+            qpath = Path(tmp) / "questions-reference.json"
+            _write_questions(qpath, built["questions"])
+            job = {"root": str(folder), "questions": str(qpath), "strategy": strategy, "params": params, "k": k,
+                   "engine": "bm25", "seed": seed}
+            ours = _run_child(job)  # ours on the same corpus, for the comparison (not a row of ``sizes``)
+            ref_row = {"mb": REFERENCE_MAX_MB, **ours}
+            ref = _reference(job, ref_row, reference_sample)
+            bar.update(1)
             shutil.rmtree(folder, ignore_errors=True)
     chars = [r["chars"] for r in rows]
     s_slope, s_icpt = _fit(chars, [r["seconds"] for r in rows])
@@ -339,14 +364,18 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "platform": sys.platform},
     }
     if ref is not None:
-        ref_row = next(r for r in rows if r["mb"] == ref_size)
+        if ref_size is not None:
+            ref_row = next(r for r in rows if r["mb"] == ref_size)
         out["reference"] = ref
         out["reference_engine"] = "rank-bm25"
         out["reference_note"] = (
-            f"the same load, chunking and evaluation of the {ref_size:g} MB corpus with the 'reference' engine "
+            f"the same load, chunking and evaluation of the {ref['mb']:g} MB corpus with the 'reference' engine "
             f"(rank-bm25 BM25Okapi over the chunk texts, bigram tokens), in its own process: index built once, "
             f"{ref['questions_timed']} of the {ref_row['questions']} questions searched (seed {seed}) and the search "
-            f"time scaled to all of them; peak_rss_bytes is that process's")
+            f"time scaled to all of them; peak_rss_bytes is that process's"
+            + ("" if ref_size is not None else
+               f"; every size asked for is over {REFERENCE_MAX_MB} MB, so both engines also ran on a "
+               f"{REFERENCE_MAX_MB} MB corpus built for the comparison"))
         out["speedup_vs_reference"] = round(ref["seconds"] / ref_row["seconds"], 1) if ref_row["seconds"] else None
         out["memory_vs_reference"] = round(ref["peak_rss_bytes"] / ref_row["peak_rss_bytes"], 2)
     else:
