@@ -224,6 +224,21 @@ done:
 
 /* The checks shared by csc_counts and csc_fill (token columns are checked as they are read);
    returns 0 or -1 with an exception set. */
+/* A CSC column pointer: starts at 0, ends at nnz, never decreases (an error set, -1, otherwise). */
+static int check_indptr(const int64_t *indptr, Py_ssize_t n_terms, Py_ssize_t nnz) {
+    if (indptr[0] != 0 || indptr[n_terms] != nnz) {
+        PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < n_terms; t++) {
+        if (indptr[t] > indptr[t + 1]) {
+            PyErr_SetString(PyExc_ValueError, "indptr must not decrease");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int check_rows(Py_ssize_t n_rows, Py_ssize_t n_terms, Py_ssize_t n_tok, const int64_t *lo,
                       const int64_t *hi, Py_ssize_t n_ex, const int64_t *ex_row, const int64_t *ex_col) {
     if (n_rows < 0 || n_rows > INT32_MAX || n_terms < 0 || n_terms > INT32_MAX || n_tok > INT32_MAX) {
@@ -331,16 +346,11 @@ static PyObject *csc_fill(PyObject *self, PyObject *args) {
     int32_t *indices = oi.buf;
     double *data = ox.buf;
     if (check_rows(n_rows, n_terms, n_tok, lo, hi, n_ex, ex_row, ex_col)) goto done;
-    if (nnz > INT32_MAX || indptr[0] != 0 || indptr[n_terms] != nnz) {
+    if (nnz > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
         goto done;
     }
-    for (Py_ssize_t t = 0; t < n_terms; t++) {
-        if (indptr[t] > indptr[t + 1]) {
-            PyErr_SetString(PyExc_ValueError, "indptr must not decrease");
-            goto done;
-        }
-    }
+    if (check_indptr(indptr, n_terms, nnz)) goto done;
     ts = malloc(sizeof(term_state) * (n_terms ? n_terms : 1));
     if (!ts) { PyErr_NoMemory(); goto done; }
     int bad = 0;
@@ -391,16 +401,7 @@ static PyObject *bm25_weights(PyObject *self, PyObject *args) {
     const int32_t *indices = ij.buf;
     const double *x = tf.buf, *idf = bi.buf, *kd = bk.buf;
     double *w = ow.buf;
-    if (indptr[0] != 0 || indptr[n_terms] != nnz) {
-        PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
-        goto done;
-    }
-    for (Py_ssize_t t = 0; t < n_terms; t++) {
-        if (indptr[t] > indptr[t + 1]) {
-            PyErr_SetString(PyExc_ValueError, "indptr must not decrease");
-            goto done;
-        }
-    }
+    if (check_indptr(indptr, n_terms, nnz)) goto done;
     for (Py_ssize_t p = 0; p < nnz; p++) {
         if (indices[p] < 0 || indices[p] >= n_rows) {
             PyErr_SetString(PyExc_ValueError, "row index out of range");
