@@ -77,21 +77,16 @@ def bench_matrix(documents: Sequence[Any], questions: Sequence[Any], grid: Any =
     documents, questions = list(documents), list(questions)
     configs, _ = expand_grid(grid)
     workers = max(1, min(jobs, len(configs)))
-    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
-    try:
-        res = run_matrix(documents, questions, grid, settings, progress=False, executor=executor, share=False)
-    finally:
-        if executor is not None:
-            executor.shutdown()
-    shared_res = None
-    if share:
+    def run(shared: bool) -> Any:  # a new pool each time: its start-up is part of the wall time
         executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
         try:
-            shared_res = run_matrix(documents, questions, grid, settings, progress=False, executor=executor,
-                                    share=True)
+            return run_matrix(documents, questions, grid, settings, progress=False, executor=executor, share=shared)
         finally:
             if executor is not None:
                 executor.shutdown()
+
+    res = run(False)
+    shared_res = run(True) if share else None
     first = configs[0]
     strat = get_strategy(first["strategy"], **first["params"])
     chunks = strat.split_documents(documents)
