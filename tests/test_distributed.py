@@ -178,3 +178,32 @@ def test_cli_matrix_on_a_local_cluster(tmp_path, capsys):
     key = "rows" if "rows" in local else next(iter(local))
     strip = lambda rows: [{k: v for k, v in r.items() if "seconds" not in k} for r in rows]
     assert strip(dask[key]) == strip(local[key])
+
+
+@pytest.mark.timeout(180)
+def test_results_are_awaited_on_our_clients_loop_under_a_current_client(monkeypatch):
+    """A notebook's own ``with Client(...)`` must not make us wait on futures from its event loop.
+
+    ``as_completed`` defaults to the *current* client's loop; when a worker died and a finished key
+    was rescheduled, ``fut.result()`` then waited on an event bound to another loop and raised
+    "bound to a different event loop" (seen once in CI). Check the loop every waiter uses.
+    """
+    import operator
+
+    import distributed
+    from distributed import Client, LocalCluster
+
+    seen = []
+
+    class Spy(distributed.as_completed):
+        def __init__(self, futures=None, *args, **kwargs):
+            super().__init__(futures, *args, **kwargs)
+            seen.append((self.loop, {f.client.loop for f in futures}))
+
+    monkeypatch.setattr(distributed, "as_completed", Spy)
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as outer, Client(outer):
+        with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as ours:
+            out = dist.run_on_dask(ours.scheduler_address, operator.neg, [1, 2, 3])
+    assert out == [-1, -2, -3]
+    (loop, future_loops), = seen
+    assert future_loops == {loop}

@@ -197,7 +197,10 @@ def run_on_dask(scheduler: str, fn: Callable[..., Any], items: Sequence[Any], *,
             where = {f.key: i for i, f in enumerate(futures)}
             out: list[Any] = [None] * len(items)
             try:
-                for fut in distributed.as_completed(futures):
+                # this client's loop, not the default client's: a notebook's own `with Client(...)`
+                # would otherwise have futures waited on from two event loops (a rescheduled key
+                # then raises "bound to a different event loop")
+                for fut in distributed.as_completed(futures, loop=client.loop):
                     i = where[fut.key]
                     try:
                         out[i] = fut.result()
