@@ -201,8 +201,8 @@ def test_results_are_awaited_on_our_clients_loop_under_a_current_client(monkeypa
             seen.append((self.loop, {f.client.loop for f in futures}))
 
     monkeypatch.setattr(distributed, "as_completed", Spy)
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as outer, Client(outer):
-        with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as ours:
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as outer, Client(outer):
+        with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as ours:
             out = dist.run_on_dask(ours.scheduler_address, operator.neg, [1, 2, 3])
     assert out == [-1, -2, -3]
     (loop, future_loops), = seen
