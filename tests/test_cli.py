@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from chunklab.cli import main
+from jsonl_files import write_jsonl
 
 
 def test_strategies_json(capsys):
@@ -99,9 +100,7 @@ def own(tmp_path):
     (folder / "policy.md").write_text(POLICY, encoding="utf-8")
     (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
     (folder / "sub" / "calc.py").write_text(CALC, encoding="utf-8")
-    q = tmp_path / "q.jsonl"
-    q.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in QUESTIONS) + "\n", encoding="utf-8")
-    return folder, q
+    return folder, write_jsonl(tmp_path / "q.jsonl", QUESTIONS)
 
 
 def _json(capsys):

@@ -17,6 +17,7 @@ from chunklab.cli import main
 from chunklab.cli import benchmarks
 from chunklab.cli.engines import split_side
 from chunklab.cli.output import CLIError
+from jsonl_files import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,8 +47,7 @@ def small(tmp_path):
     folder.mkdir()
     (folder / "policy.md").write_text(POLICY, encoding="utf-8")
     (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
-    q = tmp_path / "q.jsonl"
-    q.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in QUESTIONS) + "\n", encoding="utf-8")
+    q = write_jsonl(tmp_path / "q.jsonl", QUESTIONS)
     return ["--corpus", str(folder), "--questions", str(q), "--k", "1"]
 
 

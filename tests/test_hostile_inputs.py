@@ -24,6 +24,7 @@ from chunklab.datasets import files as dfiles
 from chunklab.datasets import load_corpus
 from chunklab.evaluation import evaluate
 from chunklab.evaluation.matrix import MatrixResult, expand_grid
+from jsonl_files import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,18 +37,13 @@ QUESTIONS = [
 ]
 
 
-def _jsonl(path: Path, records) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 @pytest.fixture()
 def own(tmp_path):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "policy.md").write_text(POLICY, encoding="utf-8")
     (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
-    return folder, _jsonl(tmp_path / "q.jsonl", QUESTIONS)
+    return folder, write_jsonl(tmp_path / "q.jsonl", QUESTIONS)
 
 
 def _limit_memory() -> None:  # pragma: no cover - runs in the child
@@ -118,7 +114,7 @@ def test_a_file_over_the_size_cap_is_refused_by_name(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"big\.txt is 6,000 bytes, over the limit of 5,000 bytes"):
         dfiles.load_folder(folder, max_file_bytes=5000)
     assert [d.id for d in dfiles.load_folder(folder, max_file_bytes=6000)] == ["big", "small"]
-    q = _jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "小", "evidence": "小文件"}])
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "小", "evidence": "小文件"}])
     assert main(["validate", "--corpus", str(folder), "--questions", str(q), "--max-file-mb", "0.005"]) == 2
     _one_error_line(capsys.readouterr().err, "big.txt", "over the limit", "--max-file-mb")
     assert main(["validate", "--corpus", str(folder), "--questions", str(q), "--max-file-mb", "0.006"]) == 0
@@ -339,7 +335,7 @@ def test_question_files_same_rules_in_validate_and_eval(own, tmp_path, capsys, m
     lone.write_text('{"id": "s", "question": "x", "evidence": "\\ud800"}\n', encoding="utf-8")
     assert main(["validate", "--corpus", str(folder), "--questions", str(lone), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["problems"][0]["evidence"] == "\ud800"
-    locked = _jsonl(tmp_path / "locked.jsonl", QUESTIONS)
+    locked = write_jsonl(tmp_path / "locked.jsonl", QUESTIONS)
     real_open, real_os_open = open, os.open
 
     def deny(path, *a, **kw):
@@ -362,13 +358,13 @@ def test_evidence_never_crosses_a_document_boundary(tmp_path, capsys):
     (folder / "a.txt").write_text("alpha beta gamma", encoding="utf-8")
     (folder / "b.txt").write_text("delta epsilon", encoding="utf-8")
     (folder / "c.txt").write_text("zeta\x00eta", encoding="utf-8")  # a NUL inside one document is fine
-    q = _jsonl(tmp_path / "q.jsonl", [{"id": "x", "question": "gamma delta", "evidence": "gamma\x00delta"}])
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "x", "question": "gamma delta", "evidence": "gamma\x00delta"}])
     assert main(["validate", "--corpus", str(folder), "--questions", str(q), "--json"]) == 1
     problem = json.loads(capsys.readouterr().out)["problems"][0]["message"]
     assert problem == "crosses a document boundary (from 'a' into 'b'): evidence may never span two documents"
     assert main(["eval", "--corpus", str(folder), "--questions", str(q)]) == 2
     _one_error_line(capsys.readouterr().err, "q.jsonl:1", problem)
-    ok = _jsonl(tmp_path / "ok.jsonl", [{"id": "y", "question": "zeta", "evidence": "zeta\x00eta"}])
+    ok = write_jsonl(tmp_path / "ok.jsonl", [{"id": "y", "question": "zeta", "evidence": "zeta\x00eta"}])
     assert main(["validate", "--corpus", str(folder), "--questions", str(ok)]) == 0
 
 
@@ -396,7 +392,7 @@ def test_nothing_retrievable_is_said_and_why(tmp_path, capsys):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.txt").write_text("迟到三次扣款。", encoding="utf-8")
-    f = _jsonl(tmp_path / "q.jsonl", [{"id": "x", "question": "zzz qqq", "evidence": "迟到三次"}])
+    f = write_jsonl(tmp_path / "q.jsonl", [{"id": "x", "question": "zzz qqq", "evidence": "迟到三次"}])
     assert main(["eval", "--corpus", str(folder), "--questions", str(f)]) == 0
     assert "warning: nothing could be retrieved" in capsys.readouterr().err
     assert main(["eval", "--corpus", str(folder), "--questions", str(f), "--json"]) == 0
@@ -428,7 +424,7 @@ def test_chunk_reads_a_file_exactly_as_the_loader_does(tmp_path, capsys):
 
 def test_json_errors_are_one_json_object(own, tmp_path, capsys):
     folder, q = own
-    many = _jsonl(tmp_path / "many.jsonl", [{"id": f"q{i}", "question": "x", "evidence": f"不存在{i}"} for i in range(300)])
+    many = write_jsonl(tmp_path / "many.jsonl", [{"id": f"q{i}", "question": "x", "evidence": f"不存在{i}"} for i in range(300)])
     cases = [
         (["eval", "--corpus", str(folder), "--questions", str(many)], f"{many}:1", "and 299 more"),
         (["eval", "--corpus", str(folder), "--questions", str(q), "--k", "abc"], "--k", "invalid int value"),

@@ -19,15 +19,10 @@ from chunklab.datasets import files as dfiles
 from chunklab.datasets.questions import (EvidenceError, GoldSpan, QuestionFormatError, check_questions,
                                          dump_questions, load_questions, parse_questions, summarize)
 from chunklab.preprocess import ocr as ocr_mod
+from jsonl_files import write_jsonl
 
 DATA = Path(__file__).resolve().parent / "data"
 CHROMA = DATA / "chroma"
-
-
-def write_jsonl(path: Path, records) -> Path:
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in records) + "\n",
-                    encoding="utf-8")
-    return path
 
 
 def one_error_line(capsys, argv, *fragments, status=2):

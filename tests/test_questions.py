@@ -12,6 +12,7 @@ from chunklab.datasets.questions import (
     generate_scale_questions, load_questions, parse_questions, summarize,
 )
 from chunklab.cli import main as cli_main
+from jsonl_files import write_jsonl
 
 CORPUS = Corpus("demo", [
     Document("handbook", "# 员工手册\n\n## 3.1 年假\n工作满一年可享受年假五天。\n\n## 3.2 病假\n病假需提供医院证明。", title="员工手册"),
@@ -20,10 +21,7 @@ CORPUS = Corpus("demo", [
 
 
 def write(tmp_path, records, name="q.jsonl"):
-    path = tmp_path / name
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in records) + "\n",
-                    encoding="utf-8")
-    return path
+    return write_jsonl(tmp_path / name, records)
 
 
 def rec(i, evidence, **kw):
