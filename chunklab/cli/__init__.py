@@ -155,7 +155,7 @@ def cmd_matrix(args) -> int:
         raise CLIError(f"no config of the grid can run ({len(skipped)} skipped: {reasons})", where=args.grid)
     corpus, questions = load_inputs(args)
     workers, note = _workers(args.jobs, len(configs))
-    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 and args.scheduler is None else None
+    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
     try:
         res = run_matrix(corpus.documents, questions, grid, settings, executor=executor,
                          scheduler=args.scheduler, progress=not args.json)

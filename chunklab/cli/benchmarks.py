@@ -30,8 +30,6 @@ __all__ = ["BENCHMARKS", "add_bench_parser", "cmd_bench", "parse_sizes", "parse_
 
 #: The benchmark names ``bench`` accepts.
 BENCHMARKS: tuple[str, ...] = ("chunk", "matrix", "widget", "semantic", "scale")
-#: Sizes of ``bench scale`` in MB, when ``--sizes`` is not given.
-DEFAULT_SIZES: tuple[int, ...] = (25, 50, 100, 200)
 #: Corpus of ``bench semantic`` when ``--corpus`` is not given: small, so a neural model runs in minutes.
 SEMANTIC_CORPUS = "laws:劳动合同法"
 
@@ -82,7 +80,7 @@ def add_bench_parser(sub, max_file: Callable[[argparse.ArgumentParser], None]) -
                    help=f"semantic: comma-separated embedders among {', '.join(EMBEDDERS)} (default lsa,e5-small)")
     s.add_argument("--sizes", default=None, metavar="MB,...",
                    help="scale: comma-separated corpus sizes in MB (default "
-                        f"{','.join(map(str, DEFAULT_SIZES))})")
+                        f"{','.join(map(str, scale.SIZES_MB))})")
     s.add_argument("--json", action="store_true", help="one-line JSON")
     max_file(s)
     s.set_defaults(func=cmd_bench)
@@ -112,12 +110,12 @@ def cmd_bench(args) -> int:
                                     load_questions(args.questions or "laws-scale", corpus, max_file_bytes=limit),
                                     **jobs)
     elif args.name == "semantic":
-        embedders = parse_embedders(args.embedders) if args.embedders is not None else ("lsa", "e5-small")
+        embedders = {} if args.embedders is None else {"embedders": parse_embedders(args.embedders)}
         corpus = load_corpus(args.corpus or SEMANTIC_CORPUS, max_file_bytes=limit)
-        result = bench.bench_semantic(corpus.documents, embedders=embedders)
+        result = bench.bench_semantic(corpus.documents, **embedders)  # without --embedders: its default
     elif args.name == "scale":
-        sizes = parse_sizes(args.sizes) if args.sizes is not None else DEFAULT_SIZES
-        result = scale.bench_scale(sizes_mb=sizes, progress=sys.stderr.isatty())
+        sizes = {} if args.sizes is None else {"sizes_mb": parse_sizes(args.sizes)}  # else bench_scale's default
+        result = scale.bench_scale(progress=sys.stderr.isatty(), **sizes)
     else:  # widget: the largest document of --corpus (default: the 民法典)
         corpus = load_corpus(args.corpus or "laws:民法典", max_file_bytes=limit)
         doc = max(corpus.documents, key=lambda d: len(d.text))

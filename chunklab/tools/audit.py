@@ -290,7 +290,7 @@ def _check_hit(docs, chunks, questions, k, use_context, width_max, min_total) ->
                      f"{len(questions)} 题{f'，少于 {min_total:g} 题，区间不可信' if few else ''}；BM25 字符二元组{notes}）", title), r
 
 
-def _check_parse(docs, by_doc, rate_max) -> AuditItem:
+def _check_parse(docs, chunks, by_doc, rate_max) -> AuditItem:
     """Documents that failed to parse, from their records; scanned pages, from the OCR records.
 
     A document failed when its ``meta["parse_failed"]`` is set, when its text is empty, or when a
@@ -306,9 +306,7 @@ def _check_parse(docs, by_doc, rate_max) -> AuditItem:
     fallback = [d.id for d in docs if d.id not in record and any(c.meta.get("parse_failed") for c in by_doc[d.id])]
     failed = record + fallback
     rate = len(failed) / len(docs) if docs else 0.0
-    n_chunks = sum(len(v) for v in by_doc.values())
-    chunk_rate = (sum(bool(c.meta.get("parse_failed")) for v in by_doc.values() for c in v) / n_chunks
-                  if n_chunks else 0.0)
+    chunk_rate = float(np.mean([bool(c.meta.get("parse_failed")) for c in chunks])) if chunks else 0.0
     detail = (f"文档解析失败率 {_pct(rate)}（{len(failed)}/{len(docs)}，阈值 ≤ {_pct(rate_max)}；"
               f"其中 {len(record)} 篇有失败记录或为空，{len(fallback)} 篇解析失败后走了兜底切分），"
               f"块级解析失败率 {_pct(chunk_rate)}")
@@ -436,7 +434,7 @@ def audit(corpus: Any, config: Mapping[str, Any] | str, questions: Any = None, *
         _check_labeled_set(docs, qs, th["min_questions"], th["min_per_type"]),
         _check_evidence_whole(docs, by_doc, qs, th["evidence_whole_share"]),
         _check_hit(docs, chunks, qs, k, use_context, th["max_ci_width"], th["min_questions"])[0],
-        _check_parse(docs, by_doc, th["max_parse_failures"]),
+        _check_parse(docs, chunks, by_doc, th["max_parse_failures"]),
         _check_offsets(docs, by_doc),
         _check_tokens(chunks, use_context, token_limit),
         _check_overlap(docs, chunks, th["max_overlap"]),

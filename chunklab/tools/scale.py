@@ -39,7 +39,6 @@ except ImportError:  # pragma: no cover - Windows
     resource = None  # type: ignore[assignment]
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..base import get_strategy
 from ..datasets import Corpus, load_corpus, load_folder
@@ -307,6 +306,8 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
     questions; ``reference_note`` says so. Nothing here asserts a time or a size: they depend on
     the machine (``machine`` tells which).
     """
+    from tqdm.auto import tqdm  # here, not at import: tqdm.auto brings asyncio into every `chunklab` command
+
     sizes = _check_sizes(sizes_mb)
     params = dict(params or {})
     get_strategy(strategy, **params)  # a bad config fails here, before any corpus is written
