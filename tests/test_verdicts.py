@@ -87,6 +87,8 @@ def test_claim_rows_compute_their_verdict_and_are_recorded():
     assert "方向一致但不显著" in html and "核对相符" in html and "背景数字，未复测" in html
     rows = shown_claims()[before:]
     assert [c for c, _, _ in rows] == ["C9", "C10", "C7"] and all(v == again for _, v, again in rows)
+    r.update(lo=0.001, significant=True)  # a result changed after its table was shown: the check sees it
+    assert shown_claims()[before][1:] == ("方向一致但不显著", "成立")
     with pytest.raises(TypeError, match="claim_row"):
         claim_table([("C9", "a", "b", "c", "d")])
     with pytest.raises(ValueError, match="not both"):

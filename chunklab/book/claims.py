@@ -167,8 +167,8 @@ def claim_row(cid: str, what: str, theirs: str, ours: str, note: str = "", *, re
     return row
 
 
-#: Every row shown in this process, in order: what the chapter tests read back (:func:`shown_claims`).
-_SHOWN: list[ClaimRow] = []
+#: Every claims table built in this process, in order: what the chapter tests read back (:func:`shown_claims`).
+_SHOWN: list[ClaimTable] = []
 
 
 class ClaimTable:
@@ -176,12 +176,13 @@ class ClaimTable:
 
     def __init__(self, rows: Sequence[ClaimRow]) -> None:
         self.rows = list(rows)
+        #: each row's verdict as it stands now: what the table shows, however it is rendered later
+        self.verdicts = [r.verdict for r in self.rows]
 
     def _repr_html_(self) -> str:
         trs = []
-        for r in self.rows:
+        for r, v in zip(self.rows, self.verdicts):
             c = claim(r.cid)
-            v = r.verdict
             colour = "#1a7f37" if v.startswith("成立") or v == "核对相符" else (
                 "#b42318" if v.startswith("不成立") or v == "核对不符" else "#555")
             trs.append(
@@ -196,8 +197,8 @@ class ClaimTable:
                 + "".join(trs) + "</table>")
 
     def __str__(self) -> str:
-        return "\n".join(f"{r.cid}  {r.what}: 原文 {r.theirs} | 实测 {r.ours} | {r.verdict} | {r.note}"
-                         for r in self.rows)
+        return "\n".join(f"{r.cid}  {r.what}: 原文 {r.theirs} | 实测 {r.ours} | {v} | {r.note}"
+                         for r, v in zip(self.rows, self.verdicts))
 
     __repr__ = __str__
 
@@ -214,23 +215,16 @@ def claim_table(rows: Iterable[ClaimRow]) -> ClaimTable:
         if not isinstance(r, ClaimRow):
             raise TypeError(f"claim_table takes claim_row(...) rows (the verdict is computed from the "
                             f"measured result), got {type(r).__name__}: {r!r}")
-    _SHOWN.extend(rows)
-    return ClaimTable(rows)
+    table = ClaimTable(rows)
+    _SHOWN.append(table)
+    return table
 
 
 def shown_claims() -> list[tuple[str, str, str]]:
     """``(claim id, verdict shown, verdict recomputed)`` for every row shown in this process.
 
-    The chapter tests call it in the executed kernel: each verdict must equal the one
-    :func:`verdict` computes from the row's own result, and every claim C1–C30 must appear.
+    "Shown" is what its table holds since it was built; "recomputed" is :func:`verdict` of the
+    row's result now (so a result changed after it was shown is caught). The chapter tests call
+    it in the executed kernel: the two must be equal, and every claim C1–C30 must appear.
     """
-    out = []
-    for r in _SHOWN:
-        if r.result is not None:
-            again = VERDICT_ZH[decide(dict(r.result), r.expect, r.margin)]
-        elif r.holds is not None:
-            again = CHECK_ZH[bool(r.holds)]
-        else:
-            again = UNMEASURED_ZH[claim(r.cid).how]
-        out.append((r.cid, r.verdict, again))
-    return out
+    return [(r.cid, v, r.verdict) for t in _SHOWN for r, v in zip(t.rows, t.verdicts)]
