@@ -20,7 +20,7 @@ from ..core import Chunk
 from ..retrieval.embedders import EMBEDDERS
 from ..retrieval.layout import Layout
 from .metrics import select_budget
-from .misses import attribute_misses
+from .misses import _longest_span, attribute_misses
 from .run import evaluate
 
 __all__ = ["WINDOW_PAD", "diagnose", "window_chunks"]
@@ -118,9 +118,7 @@ def diagnose(result: Any, documents: Sequence[Any], chunks: Sequence[Chunk], que
     # the window of each miss, and the region of chunks it touches
     items = []
     for qi in missed:
-        lens = gold[1][qi] - gold[0][qi]
-        j = int(np.argmax(lens))
-        a, b = int(gold[0][qi, j]), int(gold[1][qi, j])
+        a, b = _longest_span(gold, qi)
         doc_id, la = layout.to_local(a)
         n = len(texts[doc_id])
         ws, we = max(0, la - pad), min(n, la + (b - a) + pad)

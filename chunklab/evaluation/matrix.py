@@ -40,14 +40,14 @@ import os
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..base import get_strategy
 from ..core import Document
 from ..datasets.questions import Question
 from ..retrieval import CorpusIndex
 from .distributed import run_on_dask
-from .run import evaluate
+from .run import _needs_index, evaluate
 from .settings import EvalSettings
 from .structure import structure_metrics
 
@@ -222,14 +222,13 @@ class _MissingState(LookupError):
     """A task sent without the corpus reached a worker that does not hold it (it is sent again with it)."""
 
 
-def _fingerprint(documents: Sequence[Any], tokenizer: str, questions: Sequence[Any] | None = None) -> str:
+def _fingerprint(documents: Sequence[Any], tokenizer: str, questions: Sequence[Any]) -> str:
     h = hashlib.sha1(tokenizer.encode())
     for d in documents:
         h.update(d.id.encode()); h.update(b"\0"); h.update(str(len(d.text)).encode()); h.update(b"\1")
         h.update(d.text[:64].encode()); h.update(d.text[-64:].encode())
-    if questions is not None:  # the questions too: a worker that stays alive may see other ones
-        for q in _plain_questions(questions):
-            h.update(b"\2"); h.update(repr(q).encode())
+    for q in _plain_questions(questions):  # the questions too: a worker that stays alive may see other ones
+        h.update(b"\2"); h.update(repr(q).encode())
     return h.hexdigest()
 
 
@@ -257,11 +256,6 @@ class _Q:
 
 #: The retrievers :func:`run_matrix` runs.
 _ENGINES = ("bm25", "fast", "dense", "hybrid")
-
-
-def _needs_index(settings: EvalSettings) -> bool:
-    """Whether the settings rank with BM25 (alone or in a hybrid), i.e. on the shared CorpusIndex."""
-    return settings.engine in ("bm25", "fast", "hybrid")
 
 
 def _state(key: str, documents: Any, questions: Any, tokenizer: str, index: bool = True) -> tuple[Any, Any, Any]:
@@ -345,9 +339,7 @@ def _same_chunks(a: Sequence[Any], b: Sequence[Any]) -> bool:
 def _measured_as(res: Any, config: dict[str, Any], ingest: float) -> Any:
     """``res`` (an EvalResult) as :func:`~chunklab.evaluation.evaluate` would give it for the same
     chunks under ``config``: its config keys, its chunking time, no index, search or metrics time."""
-    cfg = dict(config)
-    for k in ("engine", "tokenizer", "use_context"):  # what evaluate adds to a BM25 config
-        cfg.setdefault(k, res.config[k])
+    cfg = {**config, **{k: v for k, v in res.config.items() if k not in config}}  # + what evaluate added
     return dataclasses.replace(res, config=cfg, structure={**res.structure, "ingest_seconds": float(ingest)},
                                timings={k: 0.0 for k in res.timings})
 
@@ -405,14 +397,25 @@ def _run_on_executor(executor: Executor, key: str, documents: list[Any], questio
 
     by_value = not _shares_state(executor)
     futures: dict[int, Future] = {g: submit(g, by_value) for g in _cost_order(configs, groups)}
-    bar = open_bar()
-    rows: list[Any] = [None] * len(configs)
-    for g in sorted(futures, key=lambda g: groups[g][0]):
-        try:
-            out = futures[g].result()
-        except _MissingState:
-            out = submit(g, True).result()
-        for i, row in zip(groups[g], out):
+
+    def results() -> Iterator[tuple[list[int], list[dict[str, Any]]]]:
+        for g in sorted(futures, key=lambda g: groups[g][0]):
+            try:
+                out = futures[g].result()
+            except _MissingState:
+                out = submit(g, True).result()
+            yield groups[g], out
+
+    return _in_grid_order(len(configs), results(), open_bar())
+
+
+def _in_grid_order(n: int, results: Iterable[tuple[list[int], list[dict[str, Any]]]],
+                   bar: Any) -> list[dict[str, Any]]:
+    """The rows of ``n`` configs from ``(group, its rows)`` pairs, in grid order; the bar counts
+    each group as it comes."""
+    rows: list[Any] = [None] * n
+    for group, out in results:
+        for i, row in zip(group, out):
             rows[i] = row
         if bar is not None:
             bar.update(len(out))
@@ -516,7 +519,6 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
             bar = tqdm(total=len(configs), desc="matrix", unit="config")
         return bar
 
-    rows: list[dict[str, Any]] = []
     setup = 0.0
     if scheduler is not None:
         open_bar()
@@ -524,27 +526,18 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
         rows = run_on_dask(scheduler, _run_config, configs, per_task=(s,), progress=bar,
                            shared=(run_key, _plain_docs(documents), _plain_questions(questions)),
                            names=[c["label"] for c in configs], cleanup=(_forget, (run_key,)))
-    elif executor is None:
-        open_bar()
-        ts = time.perf_counter()
-        _state(key, documents, questions, s.tokenizer, _needs_index(s))
-        setup = time.perf_counter() - ts
-        try:
-            out: list[Any] = [None] * len(configs)
-            for group in groups:
-                for i, row in zip(group, _run_group(key, documents, questions, [configs[i] for i in group], s)):
-                    out[i] = row
-                if bar is not None:
-                    bar.update(len(group))
-            rows = out
-        finally:
-            _STATE.pop(key, None)
     else:
+        if executor is None:  # a pool's bar opens once its tasks are sent (see _run_on_executor)
+            open_bar()
         ts = time.perf_counter()
         _state(key, documents, questions, s.tokenizer, _needs_index(s))  # before a forking pool starts
         setup = time.perf_counter() - ts
         try:
-            rows = _run_on_executor(executor, key, documents, questions, configs, groups, s, open_bar)
+            if executor is None:
+                ran = ((g, _run_group(key, documents, questions, [configs[i] for i in g], s)) for g in groups)
+                rows = _in_grid_order(len(configs), ran, bar)
+            else:
+                rows = _run_on_executor(executor, key, documents, questions, configs, groups, s, open_bar)
         finally:
             _STATE.pop(key, None)  # a thread executor shares this process's cache
     if bar is not None:

@@ -55,7 +55,6 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
     ``ranked``) is the retrieved set, e.g. a budget selection.
     """
     cgs, cge = bounds
-    gs, ge = gold
     R = np.asarray(ranked, dtype=np.int64)
     out: list[dict[str, Any]] = []
     if len(cgs) == 0:
@@ -63,9 +62,7 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
     else:
         order = np.argsort(cgs, kind="stable"); s_sorted = cgs[order]; maxlen = int((cge - cgs).max())
     for qi in np.flatnonzero(np.asarray(hit) == 0):
-        lens = ge[qi] - gs[qi]
-        j = int(np.argmax(lens))
-        a, b = int(gs[qi, j]), int(ge[qi, j])
+        a, b = _longest_span(gold, qi)
         glen = b - a
         pieces = _overlapping(order, s_sorted, cge, maxlen, a, b) if len(cgs) else np.zeros(0, np.int64)
         holders = pieces[(cgs[pieces] <= a) & (cge[pieces] >= b)]
@@ -74,7 +71,6 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
         if len(holders):
             pos = np.flatnonzero(np.isin(row, holders))
             rank = int(pos[0]) + 1 if len(pos) else None
-        slots = k if retrieved is None else int((np.asarray(retrieved)[qi] >= 0).sum())
         wh = None if window_hit is None else window_hit.get(int(qi))
         if len(pieces) == 0:
             sym = "not_indexed"
@@ -90,10 +86,9 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
                 sym = "ranked_low"
         elif wh:
             sym = "diluted"
-        elif _dedup_brings_in(row, holders, cgs, cge, crowd_overlap, max(slots, 1)):
-            sym = "crowded"
         else:
-            sym = "ranked_low"
+            slots = k if retrieved is None else int((np.asarray(retrieved)[qi] >= 0).sum())
+            sym = "crowded" if _dedup_brings_in(row, holders, cgs, cge, crowd_overlap, max(slots, 1)) else "ranked_low"
         out.append({
             "question_id": question_ids[qi] if question_ids is not None else int(qi),
             "symptom": sym, "evidence": (a, b), "container_rank": rank, "n_pieces": int(len(pieces)),
@@ -102,17 +97,23 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
     return out
 
 
+def _longest_span(gold: tuple[np.ndarray, np.ndarray], qi: int) -> tuple[int, int]:
+    """Global ``[start, end)`` of question ``qi``'s longest gold span (the first of the longest)."""
+    gs, ge = gold
+    j = int(np.argmax(ge[qi] - gs[qi]))
+    return int(gs[qi, j]), int(ge[qi, j])
+
+
+def _near_dup(i: int, j: int, cgs: np.ndarray, cge: np.ndarray, share: float) -> bool:
+    """Do chunks ``i`` and ``j`` share more than ``share`` of the shorter one's characters?"""
+    ov = min(int(cge[i]), int(cge[j])) - max(int(cgs[i]), int(cgs[j]))
+    return ov > 0 and ov > share * min(int(cge[i] - cgs[i]), int(cge[j] - cgs[j]))
+
+
 def _crowded(top: np.ndarray, cgs: np.ndarray, cge: np.ndarray, share: float) -> bool:
     """Do two of the ``top`` chunks share more than ``share`` of the shorter one's characters?"""
     top = [int(i) for i in top if i >= 0]
-    for x in range(len(top)):
-        for y in range(x + 1, len(top)):
-            i, j = top[x], top[y]
-            ov = min(cge[i], cge[j]) - max(cgs[i], cgs[j])
-            shorter = min(cge[i] - cgs[i], cge[j] - cgs[j])
-            if ov > 0 and ov > share * shorter:
-                return True
-    return False
+    return any(_near_dup(top[x], top[y], cgs, cge, share) for x in range(len(top)) for y in range(x + 1, len(top)))
 
 
 def _dedup_brings_in(row: np.ndarray, holders: np.ndarray, cgs: np.ndarray, cge: np.ndarray, share: float,
@@ -120,14 +121,7 @@ def _dedup_brings_in(row: np.ndarray, holders: np.ndarray, cgs: np.ndarray, cge:
     """Does a holder rank within ``slots`` once near duplicates of better-ranked chunks are dropped?"""
     kept: list[int] = []
     for i in (int(x) for x in row if x >= 0):
-        s, e = int(cgs[i]), int(cge[i])
-        dup = False
-        for j in kept:
-            ov = min(e, int(cge[j])) - max(s, int(cgs[j]))
-            if ov > 0 and ov > share * min(e - s, int(cge[j] - cgs[j])):
-                dup = True
-                break
-        if dup:
+        if any(_near_dup(i, j, cgs, cge, share) for j in kept):
             continue
         if i in holders:
             return len(kept) < slots
@@ -135,8 +129,3 @@ def _dedup_brings_in(row: np.ndarray, holders: np.ndarray, cgs: np.ndarray, cge:
         if len(kept) >= slots:
             return False
     return False
-
-
-# --------------------------------------------------------------------------------------------
-# Counterfactuals: re-run the retriever on a chunking changed around the evidence
-# --------------------------------------------------------------------------------------------

@@ -208,7 +208,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     # questions x depth: a huge k (or depth) is clamped here, before anything is allocated.
     depth = min(s.ranking_depth, max(n_chunks, 50))
     own_seconds = 0.0
-    if index is None and isinstance(s.engine, str) and s.engine in ("bm25", "fast"):
+    if index is None and _needs_index(s):
         # NOTE (memory, issue #21): an index of this one chunking holds no token positions.
         t = time.perf_counter()
         index = CorpusIndex(documents, tokenizer=s.tokenizer, chunks=chunks)
@@ -271,6 +271,11 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     if nothing is not None:
         warnings.append(nothing)
     return EvalResult(cfg, s.k, ids, pq, agg, structure, bad, timings, s.budget, ranked, s, warnings, k_used)
+
+
+def _needs_index(settings: EvalSettings) -> bool:
+    """Whether the settings rank with BM25 (alone or in a hybrid), i.e. on a CorpusIndex."""
+    return isinstance(settings.engine, str) and settings.engine in ("bm25", "fast", "hybrid")
 
 
 def _over_limit(emb: Any, used: EmbedStats) -> str:
