@@ -31,6 +31,8 @@ from typing import Any, Sequence
 
 from ..base import get_strategy
 from ..core import Document
+from ..parsing.tables import _DELIM, _md_cells
+from ..preprocess.ocr import normalize_for_cer
 from ..retrieval import BM25Fast
 
 __all__ = ["EvidenceQuestion", "READING_ORDER_QUESTIONS", "squash", "evidence_presence", "bm25_hits",
@@ -123,9 +125,7 @@ def library_text(path: str | Path) -> str:
 
 def _fold(text: str) -> str:
     """:func:`squash` after NFKC (math italic 𝑥 → x, full-width ， → ,) and with − as -."""
-    import unicodedata
-
-    return squash(unicodedata.normalize("NFKC", text)).replace("−", "-")
+    return normalize_for_cer(text, fold_width=True).replace("−", "-")
 
 
 def order_score(text: str, keys: Sequence[str]) -> dict[str, Any]:
@@ -160,14 +160,8 @@ def markdown_grid(table_text: str) -> list[list[str]]:
     >>> markdown_grid("| a | b |\\n|---|---|\\n| 1 |  |")
     [['a', 'b'], ['1', '']]
     """
-    rows = []
-    for i, line in enumerate(table_text.strip().split("\n")):
-        if i == 1 and set(line.replace("|", "")) <= {"-", ":"}:
-            continue
-        inner = line.strip()[1:-1]
-        rows.append([c.strip().replace("\\|", "|") for c in inner.replace("\\|", "\0").split("|")])
-        rows[-1] = [c.replace("\0", "|") for c in rows[-1]]
-    return rows
+    return [_md_cells(line) for i, line in enumerate(table_text.strip().split("\n"))
+            if not (i == 1 and _DELIM.match(line))]
 
 
 def cells_matched(got: Sequence[Sequence[str]], expected: Sequence[Sequence[str]]) -> tuple[int, int]:

@@ -32,6 +32,12 @@ def _latin(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch in ".,;:%)")
 
 
+def _inside(c: dict, bbox: tuple[float, float, float, float]) -> bool:
+    """Whether the centre of pdfplumber character ``c`` lies in ``bbox`` ``(x0, top, x1, bottom)``."""
+    cx, cy = (c["x0"] + c["x1"]) / 2, (c["top"] + c["bottom"]) / 2
+    return bbox[0] <= cx <= bbox[2] and bbox[1] <= cy <= bbox[3]
+
+
 # -- characters to segments ------------------------------------------------------------------
 
 def segments_from_chars(chars: Sequence[dict], page: int, scripts: bool = True) -> list[Segment]:

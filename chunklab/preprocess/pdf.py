@@ -39,8 +39,8 @@ from typing import Any, Sequence
 
 from ..core import Chunk, Document
 from . import ocr as ocr_mod
-from .chars import SCRIPT_SIZE, SEGMENT_GAP, SPACE_GAP, SPACE_GAP_LATIN, _latin, segments_from_chars
-from .layout import FOOTNOTE_MARK, order_page
+from .chars import _inside, _latin, segments_from_chars
+from .layout import _CID, FOOTNOTE_MARK, order_page
 from .model import EMPTY_PAGE, NO_TEXT_LAYER, Page, Region, Segment
 from .tables import find_rule_tables, find_tables
 
@@ -154,15 +154,9 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
     return out
 
 
-def _inside(c: dict, bbox: tuple[float, float, float, float]) -> bool:
-    cx, cy = (c["x0"] + c["x1"]) / 2, (c["top"] + c["bottom"]) / 2
-    return bbox[0] <= cx <= bbox[2] and bbox[1] <= cy <= bbox[3]
-
-
 #: A segment with at least this many glyphs that have no Unicode mapping (pdfminer writes each
 #: as ``(cid:N)``), and more such glyphs than ordinary characters, is read again by OCR.
 UNMAPPED_MIN = 3
-_CID = re.compile(r"\(cid:\d+\)")
 
 
 def _ocr_unmapped(pp, page: Page, lang: str) -> None:

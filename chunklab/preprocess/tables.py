@@ -12,7 +12,7 @@ Markdown table: whole, or by row groups with the header repeated in the
 chunk's context.
 
 Cell text is rebuilt from the cell's characters the way body text is
-(:func:`chunklab.preprocess.pdf.segments_from_chars`), so a word space that is
+(:func:`chunklab.preprocess.chars.segments_from_chars`), so a word space that is
 only a gap between glyphs (TeX sets no space characters) stays a space; a line
 break inside a cell is dropped between two Chinese characters and becomes a
 space otherwise; ``|`` is escaped as ``\\|``.
@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .chars import segments_from_chars
+from .chars import _inside, segments_from_chars
 from .model import Segment
 
 __all__ = ["TABLE_SETTINGS", "MERGED", "clean_cell", "to_markdown", "grid_spans", "fill_merged", "find_tables",
@@ -149,20 +149,23 @@ def fill_merged(rows: list[list[str]], spans: Sequence[tuple[int, int, int, int]
     return out
 
 
+def _text_lines(segs: Sequence[Any]) -> list[list[Any]]:
+    """``segs`` grouped into text lines, taken in ``(top, x0)`` order: a segment joins the current
+    line when its top is within a third of its font size of the top of the line's first segment."""
+    lines: list[list[Any]] = []
+    for g in sorted(segs, key=lambda g: (g.top, g.x0)):
+        if lines and abs(g.top - lines[-1][0].top) <= g.size / 3:
+            lines[-1].append(g)
+        else:
+            lines.append([g])
+    return lines
+
+
 def _cell_text(chars: Sequence[dict], box: tuple[float, float, float, float]) -> str:
     """The text of the characters inside ``box``, lines joined as in :func:`clean_cell`."""
-    x0, top, x1, bottom = box
-    inside = [c for c in chars if x0 <= (c["x0"] + c["x1"]) / 2 <= x1 and top <= (c["top"] + c["bottom"]) / 2 <= bottom]
-    segs = sorted(segments_from_chars(inside, 0), key=lambda g: (g.top, g.x0))
-    lines: list[list[str]] = []
-    last = None
-    for g in segs:
-        if last is not None and abs(g.top - last) <= g.size / 3:
-            lines[-1].append(g.text)
-        else:
-            lines.append([g.text])
-            last = g.top
-    return clean_cell("\n".join(" ".join(ln) for ln in lines))
+    inside = [c for c in chars if _inside(c, box)]
+    lines = _text_lines(segments_from_chars(inside, 0))
+    return clean_cell("\n".join(" ".join(g.text for g in ln) for ln in lines))
 
 
 def _edges(values: Sequence[float], tol: float = 1.0) -> list[float]:
@@ -257,12 +260,7 @@ def table_rows(segs: Sequence[Any], rules: Sequence[float]) -> tuple[list[list[s
             cols.append([a, b])
     if len(cols) < 2:
         return None
-    lines: list[list[Any]] = []
-    for g in sorted(segs, key=lambda g: (g.top, g.x0)):
-        if lines and abs(g.top - lines[-1][0].top) <= g.size / 3:
-            lines[-1].append(g)
-        else:
-            lines.append([g])
+    lines = _text_lines(segs)
     head_end = rules[1] if len(rules) >= 3 else None
 
     def col_of(g) -> int:
@@ -270,7 +268,6 @@ def table_rows(segs: Sequence[Any], rules: Sequence[float]) -> tuple[list[list[s
 
     rows: list[list[list[str]]] = []
     boxes: list[list[tuple | None]] = []
-    header_rows = 0
     in_header: list[bool] = []
     for line in lines:
         header = head_end is not None and line[0].bottom <= head_end
@@ -280,7 +277,7 @@ def table_rows(segs: Sequence[Any], rules: Sequence[float]) -> tuple[list[list[s
         top = min(g.top for g in line)
         bottom = max(g.bottom for g in line)
         cont = rows and not cells[0] and in_header[-1] == header
-        if (cont or (header and rows and in_header[-1])) and rows:
+        if cont or (header and rows and in_header[-1]):
             for k, c in enumerate(cells):
                 rows[-1][k].extend(c)
                 if c:
@@ -344,10 +341,6 @@ def find_rule_tables(page: Any, page_number: int, exclude: Sequence[tuple[float,
 
 
 # -- tables across pages ----------------------------------------------------------------------------
-
-def _md_rows(text: str) -> list[str]:
-    return [ln for i, ln in enumerate(text.split("\n")) if i != 1]
-
 
 def join_continued_tables(pages: Sequence[Any], tol: float = 3.0) -> list[dict[str, Any]]:
     """Join a table that ends one page with the table that starts the next, in place.
