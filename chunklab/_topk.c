@@ -37,6 +37,22 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+/* A compressed-sparse pointer `name` over n slices: starts at 0, ends at nnz, never decreases (an
+   error set, -1, otherwise). */
+static int check_indptr(const int64_t *indptr, Py_ssize_t n, Py_ssize_t nnz, const char *name) {
+    if (indptr[0] != 0 || indptr[n] != nnz) {
+        PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < n; t++) {
+        if (indptr[t] > indptr[t + 1]) {
+            PyErr_Format(PyExc_ValueError, "%s must not decrease", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* a ranks before b: higher score, or equal score and lower index */
 static inline int better(double sa, int32_t ia, double sb, int32_t ib) {
     return sa > sb || (sa == sb && ia < ib);
@@ -168,10 +184,8 @@ static PyObject *topk_product(PyObject *self, PyObject *args) {
     product P = {n_cols, k, qp.buf, qj.buf, wp.buf, qx.buf, wx.buf, wj.buf, oi.buf, os.buf};
     Py_ssize_t nnz_q = qj.len / 8, nnz_w = wj.len / 4;
     if (check_len(&qx, nnz_q, 8, "q_data") || check_len(&wx, nnz_w, 8, "w_data")) goto done;
-    if (P.q_indptr[0] != 0 || P.q_indptr[nq] != nnz_q || P.w_indptr[0] != 0 || P.w_indptr[n_terms] != nnz_w) {
-        PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
+    if (check_indptr(P.q_indptr, nq, nnz_q, "q_indptr") || check_indptr(P.w_indptr, n_terms, nnz_w, "w_indptr"))
         goto done;
-    }
     for (Py_ssize_t p = 0; p < nnz_q; p++) {
         if (P.q_indices[p] < 0 || P.q_indices[p] >= n_terms) {
             PyErr_SetString(PyExc_ValueError, "query term index out of range");
@@ -181,18 +195,6 @@ static PyObject *topk_product(PyObject *self, PyObject *args) {
     for (Py_ssize_t p = 0; p < nnz_w; p++) {
         if (P.w_indices[p] < 0 || P.w_indices[p] >= n_cols) {
             PyErr_SetString(PyExc_ValueError, "chunk index out of range");
-            goto done;
-        }
-    }
-    for (Py_ssize_t i = 0; i < nq; i++) {
-        if (P.q_indptr[i] > P.q_indptr[i + 1]) {
-            PyErr_SetString(PyExc_ValueError, "q_indptr must not decrease");
-            goto done;
-        }
-    }
-    for (Py_ssize_t t = 0; t < n_terms; t++) {
-        if (P.w_indptr[t] > P.w_indptr[t + 1]) {
-            PyErr_SetString(PyExc_ValueError, "w_indptr must not decrease");
             goto done;
         }
     }
@@ -224,21 +226,6 @@ done:
 
 /* The checks shared by csc_counts and csc_fill (token columns are checked as they are read);
    returns 0 or -1 with an exception set. */
-/* A CSC column pointer: starts at 0, ends at nnz, never decreases (an error set, -1, otherwise). */
-static int check_indptr(const int64_t *indptr, Py_ssize_t n_terms, Py_ssize_t nnz) {
-    if (indptr[0] != 0 || indptr[n_terms] != nnz) {
-        PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
-        return -1;
-    }
-    for (Py_ssize_t t = 0; t < n_terms; t++) {
-        if (indptr[t] > indptr[t + 1]) {
-            PyErr_SetString(PyExc_ValueError, "indptr must not decrease");
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static int check_rows(Py_ssize_t n_rows, Py_ssize_t n_terms, Py_ssize_t n_tok, const int64_t *lo,
                       const int64_t *hi, Py_ssize_t n_ex, const int64_t *ex_row, const int64_t *ex_col) {
     if (n_rows < 0 || n_rows > INT32_MAX || n_terms < 0 || n_terms > INT32_MAX || n_tok > INT32_MAX) {
@@ -350,7 +337,7 @@ static PyObject *csc_fill(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "indptr does not match the number of nonzeros");
         goto done;
     }
-    if (check_indptr(indptr, n_terms, nnz)) goto done;
+    if (check_indptr(indptr, n_terms, nnz, "indptr")) goto done;
     ts = malloc(sizeof(term_state) * (n_terms ? n_terms : 1));
     if (!ts) { PyErr_NoMemory(); goto done; }
     int bad = 0;
@@ -401,7 +388,7 @@ static PyObject *bm25_weights(PyObject *self, PyObject *args) {
     const int32_t *indices = ij.buf;
     const double *x = tf.buf, *idf = bi.buf, *kd = bk.buf;
     double *w = ow.buf;
-    if (check_indptr(indptr, n_terms, nnz)) goto done;
+    if (check_indptr(indptr, n_terms, nnz, "indptr")) goto done;
     for (Py_ssize_t p = 0; p < nnz; p++) {
         if (indices[p] < 0 || indices[p] >= n_rows) {
             PyErr_SetString(PyExc_ValueError, "row index out of range");

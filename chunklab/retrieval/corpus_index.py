@@ -144,21 +144,16 @@ class CorpusIndex:
                 and _TOPK is not None:
             self._single = self.layout.chunk_bounds(chunks) + (None, None)  # type: ignore[assignment]
             self._tokenise()
-            if not (self._ends_sorted and self.tok_col.dtype == np.int32):  # not for the compiled passes
+            if not self._compiled:  # the index of one chunking is only for the compiled passes
                 self._single = None
-        if self._single is not None:
-            pass
-        elif self.tokenizer.positional:
-            self._tokenise()
-        else:
-            self.vocab_keys = np.zeros(0, dtype=np.int64)
-            self.tok_col = np.zeros(0, dtype=np.int64)
-            self.tok_start = self.tok_end = np.zeros(0, dtype=self._pos_dtype)
         if self._single is None:
-            # Token ends in start order never decrease for the run tokenisers (a pair ends after
-            # the unigram at its start, and runs do not overlap): then "ends by ge" is a prefix of
-            # the tokens and a chunk's tokens are one contiguous slice.
-            self._ends_sorted = bool(np.all(np.diff(self.tok_end) >= 0))
+            if self.tokenizer.positional:
+                self._tokenise()
+            else:
+                self.vocab_keys = np.zeros(0, dtype=np.int64)
+                self.tok_col = np.zeros(0, dtype=np.int64)
+                self.tok_start = self.tok_end = np.zeros(0, dtype=self._pos_dtype)
+                self._ends_sorted = True  # no tokens
         self._extra: dict[int, int] = {}  # keys outside the corpus vocabulary (query-only) -> column
         self._ones_buf = np.zeros(0)  # see _ones
         self._lock = threading.Lock()  # new columns may be added from several threads
@@ -213,11 +208,13 @@ class CorpusIndex:
                 u, c = _factorize(np.concatenate(keys))
                 code[0][b0:n] = c
                 blocks.append((b0, n, u))
+            block = slice(b0 - pos_base, n - pos_base)  # the block's tokens in pos
+            e_ = pos[1][block]
+            if len(e_):
+                ends_sorted = ends_sorted and bool(np.all(np.diff(e_) >= 0)) and (last_end is None or e_[0] >= last_end)
+                last_end = e_[-1]
             if single:
-                s_, e_ = pos[0][:n - b0], pos[1][:n - b0]  # the block's tokens (b0 is the first)
-                if len(e_):
-                    ends_sorted = ends_sorted and bool(np.all(np.diff(e_) >= 0)) and (last_end is None or e_[0] >= last_end)
-                    last_end = e_[-1]
+                s_ = pos[0][block]
                 # the chunks starting in this block's documents [p0, p1) (a chunk ends in its document)
                 p0 = offsets[first_doc] if first_doc < len(offsets) else np.inf
                 p1 = offsets[next_doc] if next_doc < len(offsets) else np.inf
@@ -265,14 +262,23 @@ class CorpusIndex:
             codes[a:b] = col[u0:u0 + len(u)][codes[a:b]]
             u0 += len(u)
         self.tok_col = codes[:n]
+        # Token ends in start order never decrease for the run tokenisers (a pair ends after the
+        # unigram at its start, and runs do not overlap): then "ends by ge" is a prefix of the
+        # tokens and a chunk's tokens are one contiguous slice.
+        self._ends_sorted = bool(ends_sorted)
         if single:
             self.tok_start = self.tok_end = np.zeros(0, dtype=pt)
-            self._ends_sorted = ends_sorted
             self._single = (self._single[0], self._single[1], lo_all, hi_all)
         else:
             self.tok_start, self.tok_end = pos[0][:n], pos[1][:n]
         del pos, code, blocks, keys
         _trim_heap()
+
+    @property
+    def _compiled(self) -> bool:
+        """Whether chunklab._topk gathers the count matrices (:meth:`_counts_compiled`): it needs
+        sorted token ends and int32 token columns."""
+        return self._ends_sorted and _TOPK is not None and self.tok_col.dtype == np.int32
 
     def _pos(self, x: Any) -> np.ndarray:
         """Positions as the position arrays' dtype (numpy would copy a whole sorted array to search
@@ -429,7 +435,7 @@ class CorpusIndex:
         er = np.concatenate(extra_rows).astype(np.int64)
         ec = np.concatenate(extra_cols).astype(np.int64)
         shape = (n, max(self.n_terms, 1))
-        if self._ends_sorted and _TOPK is not None and self.tok_col.dtype == np.int32:
+        if self._compiled:
             return self._counts_compiled(lo.astype(np.int64), hi.astype(np.int64), er, ec, shape)
         counts = hi - lo
         total = int(counts.sum())

@@ -21,6 +21,7 @@ The synthetic corpus (:func:`build_corpus`), deterministic for a seed:
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -31,7 +32,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 try:
     import resource
@@ -318,40 +319,40 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
     ref_size = min(sizes) if min(sizes) <= REFERENCE_MAX_MB else None
     ref_row: dict[str, Any] = {}
     steps = len(sizes) + (1 if reference else 0)
+
+    @contextlib.contextmanager
+    def corpus(tag: str, mb: float) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """The corpus ``tag`` of ``mb`` MB and its questions, written under ``tmp`` (the folder is
+        removed after the block): what :func:`build_corpus` returned, and the child's job."""
+        folder, qpath = Path(tmp) / f"corpus-{tag}", Path(tmp) / f"questions-{tag}.json"
+        built = build_corpus(folder, mb, seed=seed)
+        _write_questions(qpath, built["questions"])
+        yield built, {"root": str(folder), "questions": str(qpath), "strategy": strategy, "params": params, "k": k,
+                      "engine": "bm25", "seed": seed}
+        shutil.rmtree(folder, ignore_errors=True)
+
     with tempfile.TemporaryDirectory(prefix="chunklab-scale-", dir=workdir) as tmp, \
             tqdm(total=steps, desc="bench scale", unit="run", disable=not progress, file=sys.stderr) as bar:
         for i, mb in enumerate(sizes):
-            folder = Path(tmp) / f"corpus-{i}"
             bar.set_postfix_str(f"{mb:g} MB: writing")
-            built = build_corpus(folder, mb, seed=seed)
-            qpath = Path(tmp) / f"questions-{i}.json"
-            _write_questions(qpath, built["questions"])
-            job = {"root": str(folder), "questions": str(qpath), "strategy": strategy, "params": params, "k": k,
-                   "engine": "bm25", "seed": seed}
-            bar.set_postfix_str(f"{mb:g} MB: evaluating")
-            out = _run_child(job)
-            row = {"mb": mb, "bytes": built["bytes"], "files": built["files"], **out}
-            row["bytes_per_char"] = round(out["peak_rss_bytes"] / max(out["chars"], 1), 2)
-            rows.append(row)
-            bar.update(1)
-            if reference and mb == ref_size and ref is None:
-                bar.set_postfix_str(f"{mb:g} MB: rank-bm25")
-                ref = _reference(job, row, reference_sample)
+            with corpus(str(i), mb) as (built, job):
+                bar.set_postfix_str(f"{mb:g} MB: evaluating")
+                out = _run_child(job)
+                row = {"mb": mb, "bytes": built["bytes"], "files": built["files"], **out}
+                row["bytes_per_char"] = round(out["peak_rss_bytes"] / max(out["chars"], 1), 2)
+                rows.append(row)
                 bar.update(1)
-            shutil.rmtree(folder, ignore_errors=True)
+                if reference and mb == ref_size and ref is None:
+                    bar.set_postfix_str(f"{mb:g} MB: rank-bm25")
+                    ref, ref_row = _reference(job, row, reference_sample), row
+                    bar.update(1)
         if reference and ref is None:
-            folder = Path(tmp) / "corpus-reference"
             bar.set_postfix_str(f"{REFERENCE_MAX_MB:g} MB: rank-bm25")
-            built = build_corpus(folder, REFERENCE_MAX_MB, seed=seed)
-            qpath = Path(tmp) / "questions-reference.json"
-            _write_questions(qpath, built["questions"])
-            job = {"root": str(folder), "questions": str(qpath), "strategy": strategy, "params": params, "k": k,
-                   "engine": "bm25", "seed": seed}
-            ours = _run_child(job)  # ours on the same corpus, for the comparison (not a row of ``sizes``)
-            ref_row = {"mb": REFERENCE_MAX_MB, **ours}
-            ref = _reference(job, ref_row, reference_sample)
-            bar.update(1)
-            shutil.rmtree(folder, ignore_errors=True)
+            with corpus("reference", REFERENCE_MAX_MB) as (_, job):
+                ours = _run_child(job)  # ours on the same corpus, for the comparison (not a row of ``sizes``)
+                ref_row = {"mb": REFERENCE_MAX_MB, **ours}
+                ref = _reference(job, ref_row, reference_sample)
+                bar.update(1)
     chars = [r["chars"] for r in rows]
     s_slope, s_icpt = _fit(chars, [r["seconds"] for r in rows])
     m_slope, m_icpt = _fit(chars, [r["peak_rss_bytes"] for r in rows])
@@ -365,8 +366,6 @@ def bench_scale(sizes_mb: Sequence[float] = SIZES_MB, strategy: str = "recursive
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "platform": sys.platform},
     }
     if ref is not None:
-        if ref_size is not None:
-            ref_row = next(r for r in rows if r["mb"] == ref_size)
         out["reference"] = ref
         out["reference_engine"] = "rank-bm25"
         out["reference_note"] = (
