@@ -8,7 +8,7 @@ The package holds one idea per module:
   (:func:`question_metrics`, :data:`METRICS`) and the context budget (:func:`select_budget`), on
   the global coordinate line of :class:`~chunklab.retrieval.Layout` (re-exported here);
 * :mod:`~chunklab.evaluation.structure` — question-free measures of a chunking
-  (:func:`structure_metrics`);
+  (:func:`structure_metrics`, and the 0/1 behind its ratios, :func:`structure_flags`);
 * :mod:`~chunklab.evaluation.misses` — miss attribution (:func:`attribute_misses`,
   :data:`SYMPTOMS`); :mod:`~chunklab.evaluation.diagnose` tests each label counterfactually
   (:func:`diagnose`);
@@ -32,10 +32,10 @@ from .diagnose import diagnose
 from .run import EvalResult, compare, evaluate
 from .settings import EvalSettings
 from .stats import bootstrap_ci, bootstrap_many, paired_bootstrap
-from .structure import structure_metrics
+from .structure import structure_flags, structure_metrics
 
 __all__ = [
-    "METRICS", "SYMPTOMS", "EvalSettings", "Layout", "question_metrics", "select_budget", "structure_metrics",
+    "METRICS", "SYMPTOMS", "EvalSettings", "Layout", "question_metrics", "select_budget", "structure_flags", "structure_metrics",
     "attribute_misses", "diagnose", "bootstrap_ci", "bootstrap_many", "paired_bootstrap", "compare", "evaluate", "EvalResult",
     "chunks_from_strings", "split_with",
 ]

@@ -1,7 +1,8 @@
 """Structure of a chunking, independent of questions (claims C15, C18, C21).
 
 Chunk sizes, overlap inflation, parse failures, alignment of chunk starts with paragraphs and
-articles, and articles cut apart: see :func:`structure_metrics`.
+articles, and articles cut apart: see :func:`structure_metrics`, and :func:`structure_flags` for the
+0/1 per chunk and per article behind its ratios.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..retrieval.layout import Layout
 
-__all__ = ["structure_metrics"]
+__all__ = ["structure_flags", "structure_metrics"]
 
 
 def _span_of(a: Any) -> tuple[int, int]:
@@ -164,24 +165,12 @@ def structure_metrics(documents: Sequence[Any], chunks: Sequence[Any], ingest_se
         "chunk_parse_failure_rate": float(np.mean([bool(c.meta.get("parse_failed")) for c in chunks])) if chunks else 0.0,
     }
     n = len(chunks)
-    gs, ge = st.layout.chunk_bounds(chunks)
-    starts = st.next_non_ws(gs) if n else gs
-    in_para = _in_sorted(starts, st.para_starts)
-    in_art = _in_sorted(starts, st.art_starts)
+    in_para, in_art, cut = _flags(st, chunks)
     out["boundary_alignment"] = float((in_para | in_art).mean()) if n else float("nan")
     out["paragraph_alignment"] = float(in_para.mean()) if n else float("nan")
     out["clause_alignment"] = (float(in_art.mean()) if n else float("nan")) if st.has_articles else None
     if st.has_articles:
-        if len(st.art_s) == 0:
-            out["clause_cut_rate"] = 0.0
-        elif n == 0:
-            out["clause_cut_rate"] = 1.0
-        else:
-            order = np.argsort(gs, kind="stable")
-            s_sorted, reach = gs[order], np.maximum.accumulate(ge[order])
-            j = np.searchsorted(s_sorted, st.art_s, side="right") - 1
-            cut = (j < 0) | (reach[np.maximum(j, 0)] < st.art_e)
-            out["clause_cut_rate"] = float(cut.mean())
+        out["clause_cut_rate"] = float(cut.mean()) if len(cut) else 0.0
     else:
         out["clause_cut_rate"] = None
     if n:
@@ -194,6 +183,41 @@ def structure_metrics(documents: Sequence[Any], chunks: Sequence[Any], ingest_se
     if ingest_seconds is not None:
         out["ingest_seconds"] = float(ingest_seconds)
     return out
+
+
+def structure_flags(documents: Sequence[Any], chunks: Sequence[Any]) -> dict[str, np.ndarray]:
+    """The 0/1 behind :func:`structure_metrics`' ratios, for confidence intervals and paired tests.
+
+    ``"aligned"``: per chunk (in ``chunks``' order), True when its first non-space character
+    starts a paragraph or an article (C15; its mean is ``boundary_alignment``). ``"cut"``: per
+    article of ``documents`` (their order, then ``meta["articles"]`` order; articles that are
+    only whitespace are left out), True when no single chunk holds the article trimmed of
+    surrounding whitespace (C21; its mean is ``clause_cut_rate``).
+
+    >>> from chunklab.core import Document, Chunk
+    >>> d = Document("d", "第一条 甲。\\n第二条 乙。", meta={"articles": [(0, 6), (7, 13)]})
+    >>> f = structure_flags([d], [Chunk("d", 0, 0, 9, "第一条 甲。\\n第二"), Chunk("d", 1, 9, 13, "条 乙。")])
+    >>> f["aligned"].tolist(), f["cut"].tolist()
+    ([True, False], [False, True])
+    """
+    in_para, in_art, cut = _flags(_structure(documents), chunks)
+    return {"aligned": in_para | in_art, "cut": cut}
+
+
+def _flags(st: _Structure, chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per chunk: starts a paragraph, starts an article; per article: cut (see :func:`structure_flags`)."""
+    gs, ge = st.layout.chunk_bounds(chunks)
+    starts = st.next_non_ws(gs) if len(chunks) else gs
+    in_para = _in_sorted(starts, st.para_starts)
+    in_art = _in_sorted(starts, st.art_starts)
+    if not len(chunks):
+        cut = np.ones(len(st.art_s), dtype=bool)
+    else:
+        order = np.argsort(gs, kind="stable")
+        s_sorted, reach = gs[order], np.maximum.accumulate(ge[order])
+        j = np.searchsorted(s_sorted, st.art_s, side="right") - 1
+        cut = (j < 0) | (reach[np.maximum(j, 0)] < st.art_e)
+    return in_para, in_art, cut
 
 
 def _in_sorted(x: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
