@@ -9,7 +9,8 @@ import numpy as np
 
 from ..params import Param
 
-__all__ = ["bootstrap_ci", "bootstrap_many", "paired_bootstrap", "paired_many", "adjust_pvalues", "decide",
+__all__ = ["bootstrap_ci", "bootstrap_many", "paired_bootstrap", "paired_many", "adjust_pvalues", "deciding_levels", "decide",
+           "EQUIVALENCE_MARGINS",
            "VERDICTS", "CORRECTIONS"]
 
 
@@ -36,11 +37,26 @@ def _check_boot(n: Any, seed: Any) -> None:
     _SEED.validate("seed", seed)
 
 
-def _boot_means(values: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """Bootstrap means of ``values`` (NaNs ignored: each resample's mean is over its non-NaN draws)."""
+def _boot_means(values: np.ndarray, n: int, seed: int, clusters: Any = None) -> np.ndarray:
+    """Bootstrap means of ``values`` (NaNs ignored: each resample's mean is over its non-NaN draws).
+
+    With ``clusters`` (one label per value, e.g. the document a chunk belongs to) whole clusters
+    are resampled instead of single values (a cluster bootstrap): values of one document are not
+    independent, and resampling them one by one makes the interval too narrow.
+    """
     v = np.asarray(values, dtype=float)
-    w = _resample_weights(len(v), int(n), int(seed))
     ok = ~np.isnan(v)
+    if clusters is not None:
+        labels = np.asarray(clusters)
+        if labels.shape != v.shape:
+            raise ValueError(f"clusters must give one label per value ({len(v)}), got shape {labels.shape}")
+        _, inv = np.unique(labels, return_inverse=True)
+        sums = np.bincount(inv, weights=np.where(ok, v, 0.0))
+        counts = np.bincount(inv, weights=ok.astype(float))
+        w = _resample_weights(len(sums), int(n), int(seed))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (w @ sums) / (w @ counts)
+    w = _resample_weights(len(v), int(n), int(seed))
     if ok.all():
         return w @ v / len(v)
     num = w @ np.where(ok, v, 0.0)
@@ -49,23 +65,38 @@ def _boot_means(values: np.ndarray, n: int, seed: int) -> np.ndarray:
         return num / den
 
 
-def bootstrap_ci(values: Sequence[float], n: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, float]:
+def _check_level(level: Any) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    return float(level)
+
+
+def bootstrap_ci(values: Sequence[float], n: int = 2000, seed: int = 0, level: float = 0.95,
+                 clusters: Sequence[Any] | None = None) -> dict[str, float]:
     """Mean with a percentile bootstrap interval (NaN values ignored).
+
+    ``clusters`` (one label per value) resamples whole clusters: use it for rates over chunks or
+    clauses, which cluster within documents (the result then has ``clusters``, their number).
 
     >>> r = bootstrap_ci([0, 1, 1, 1], n=200, seed=0)
     >>> r["mean"], r["lo"] <= r["mean"] <= r["hi"]
     (0.75, True)
+    >>> c = bootstrap_ci([0, 0, 0, 1, 1, 1], n=500, clusters=["a", "a", "a", "b", "b", "b"])
+    >>> c["lo"], c["hi"], c["clusters"]   # two documents: the interval is as wide as it can be
+    (0.0, 1.0, 2)
     """
     _check_boot(n, seed)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    level = _check_level(level)
     v = np.asarray(values, dtype=float)
     if len(v) == 0 or np.isnan(v).all():
         return {"mean": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": int((~np.isnan(v)).sum())}
-    means = _boot_means(v, n, seed)
+    means = _boot_means(v, n, seed, clusters)
     a = (1 - level) / 2
     lo, hi = np.nanpercentile(means, [100 * a, 100 * (1 - a)])
-    return {"mean": float(np.nanmean(v)), "lo": float(lo), "hi": float(hi), "n": int((~np.isnan(v)).sum())}
+    out = {"mean": float(np.nanmean(v)), "lo": float(lo), "hi": float(hi), "n": int((~np.isnan(v)).sum())}
+    if clusters is not None:
+        out["clusters"] = int(len(np.unique(np.asarray(clusters))))
+    return out
 
 
 def bootstrap_many(values: dict[str, Sequence[float]], n: int = 2000, seed: int = 0,
@@ -75,6 +106,7 @@ def bootstrap_many(values: dict[str, Sequence[float]], n: int = 2000, seed: int 
     The NaN-free metrics share one matrix product, which is what makes it cheap in the matrix.
     """
     _check_boot(n, seed)
+    level = _check_level(level)
     names = list(values)
     arrs = {k: np.asarray(v, dtype=float) for k, v in values.items()}
     out: dict[str, dict[str, float]] = {}
@@ -95,29 +127,29 @@ def bootstrap_many(values: dict[str, Sequence[float]], n: int = 2000, seed: int 
     return {k: out[k] for k in names}
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 2000, seed: int = 0,
-                     level: float = 0.95) -> dict[str, Any]:
-    """Paired bootstrap of ``mean(a - b)`` over the same questions (pairs with a NaN dropped).
-
-    ``significant`` is true when the interval excludes 0. ``p`` is the two-sided bootstrap p-value,
-    ``2 * min(share of resampled means <= 0, share >= 0)`` (with the usual +1 so it is never 0); it
-    is what :func:`paired_many` corrects when many comparisons are made at once.
-
-    >>> r = paired_bootstrap([1, 1, 1, 0] * 10, [0, 1, 0, 0] * 10, n=500)
-    >>> r["diff"], r["significant"]
-    (0.5, True)
-    """
+def _paired(a: Sequence[float], b: Sequence[float], n: int, seed: int, level: float,
+            clusters: Sequence[Any] | None, metric: str | None) -> tuple[dict[str, Any], np.ndarray]:
+    """:func:`paired_bootstrap`'s result and its bootstrap means (kept for adjusted intervals)."""
     _check_boot(n, seed)
+    level = _check_level(level)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"a and b must be 1-D arrays of the same length, got shapes {a.shape} and {b.shape}")
     ok = ~(np.isnan(a) | np.isnan(b))
     d = a[ok] - b[ok]
+    extra: dict[str, Any] = {} if metric is None else {"metric": metric}
+    labels = None
+    if clusters is not None:
+        labels = np.asarray(clusters)
+        if labels.shape != a.shape:
+            raise ValueError(f"clusters must give one label per pair ({len(a)}), got shape {labels.shape}")
+        labels = labels[ok]
+        extra["clusters"] = int(len(np.unique(labels)))
     if len(d) == 0:
-        return {"diff": float("nan"), "lo": float("nan"), "hi": float("nan"), "significant": False, "n": 0,
-                "p": 1.0, "level": level}
-    means = _boot_means(d, n, seed)
+        return ({"diff": float("nan"), "lo": float("nan"), "hi": float("nan"), "significant": False, "n": 0,
+                 "p": 1.0, "level": level, **extra}, np.full(1, np.nan))
+    means = _boot_means(d, n, seed, labels)
     al = (1 - level) / 2
     lo, hi = np.percentile(means, [100 * al, 100 * (1 - al)])
     if np.all(d == 0):
@@ -126,8 +158,30 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 2000, seed
         below = (np.count_nonzero(means <= 0) + 1) / (len(means) + 1)
         above = (np.count_nonzero(means >= 0) + 1) / (len(means) + 1)
         p = min(1.0, 2 * min(below, above))
-    return {"diff": float(d.mean()), "lo": float(lo), "hi": float(hi),
-            "significant": bool(lo > 0 or hi < 0), "n": int(len(d)), "p": float(p), "level": level}
+    return ({"diff": float(d.mean()), "lo": float(lo), "hi": float(hi),
+             "significant": bool(lo > 0 or hi < 0), "n": int(len(d)), "p": float(p), "level": level, **extra},
+            means)
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 2000, seed: int = 0,
+                     level: float = 0.95, *, clusters: Sequence[Any] | None = None,
+                     metric: str | None = None) -> dict[str, Any]:
+    """Paired bootstrap of ``mean(a - b)`` over the same questions (pairs with a NaN dropped).
+
+    ``significant`` is true when the interval excludes 0. ``p`` is the two-sided bootstrap p-value,
+    ``2 * min(share of resampled means <= 0, share >= 0)`` (with the usual +1 so it is never 0); it
+    is what :func:`paired_many` corrects when many comparisons are made at once.
+
+    ``metric`` names what was measured (``"hit"``, ``"mrr"``, ...): it is recorded in the result,
+    and :func:`decide` reads the metric's declared equivalence margin from
+    :data:`EQUIVALENCE_MARGINS` with it. ``clusters`` (one label per pair, e.g. the document of a
+    chunk or clause) resamples whole clusters (see :func:`bootstrap_ci`).
+
+    >>> r = paired_bootstrap([1, 1, 1, 0] * 10, [0, 1, 0, 0] * 10, n=500, metric="hit")
+    >>> r["diff"], r["significant"], r["metric"]
+    (0.5, True, 'hit')
+    """
+    return _paired(a, b, n, seed, level, clusters, metric)[0]
 
 
 #: The corrections for many comparisons :func:`adjust_pvalues` knows.
@@ -166,50 +220,134 @@ def adjust_pvalues(p: Sequence[float], method: str = "holm") -> list[float]:
     return [float(x) for x in out]
 
 
-def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], method: str = "holm",
-                n: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, dict[str, Any]]:
-    """:func:`paired_bootstrap` of several comparisons made together, corrected for their number.
+def deciding_levels(p: Sequence[float], method: str = "holm", alpha: float = 0.05) -> list[float]:
+    """The error rate at which each comparison's interval is drawn so that it decides as ``method``.
 
-    Each result gains ``p_adj`` (the p-value adjusted by ``method``, see :func:`adjust_pvalues`),
-    ``m`` (how many comparisons), ``method``, and ``significant`` becomes ``p_adj < 1 - level``;
-    the uncorrected answer stays in ``significant_marginal``. The intervals ``lo``/``hi`` are the
-    ordinary (marginal) ones: a comparison whose interval just clears 0 may still not be
-    significant once corrected.
+    A comparison is significant when its interval at confidence ``1 - level`` excludes 0. Holm:
+    the comparison with the j-th smallest p (0-based) is tested at ``alpha / (m - j)`` until the
+    first one that fails; that one and every later one are drawn at the failing level (so no
+    interval after the stop can exclude 0). Benjamini–Hochberg: with R of m rejected, every
+    interval is drawn at ``R * alpha / m`` (Benjamini and Yekutieli's false-coverage-rate
+    intervals; ``alpha / m`` when R = 0). ``"none"``: ``alpha`` for all.
 
-    >>> r = paired_many({"x": ([1, 0] * 20, [0, 0] * 20), "y": ([1, 0, 0, 0] * 10, [0, 0, 1, 0] * 10)})
-    >>> r["x"]["significant"], r["y"]["significant"], r["x"]["m"]
-    (True, False, 2)
+    >>> deciding_levels([0.001, 0.03, 0.04], "holm")   # 0.03 > 0.05/2: the step-down stops there
+    [0.016666666666666666, 0.025, 0.025]
+    >>> deciding_levels([0.001, 0.03, 0.04], "bh")     # BH rejects all three
+    [0.05, 0.05, 0.05]
     """
     if method not in CORRECTIONS:
         raise ValueError(f"method must be one of {', '.join(CORRECTIONS)}, got {method!r}")
-    res = {name: paired_bootstrap(a, b, n=n, seed=seed, level=level) for name, (a, b) in pairs.items()}
-    adj = adjust_pvalues([r["p"] for r in res.values()], method)
-    for r, pa in zip(res.values(), adj):
-        r["significant_marginal"] = r["significant"]
-        r.update(p_adj=pa, m=len(res), method=method, significant=bool(pa < 1 - level) and r["n"] > 0)
+    adj = adjust_pvalues(p, method)
+    m = len(adj)
+    if method == "none":
+        return [alpha] * m
+    if method == "bh":
+        r = sum(x < alpha for x in adj)
+        return [alpha * (max(r, 1) / m)] * m
+    order = np.argsort(np.asarray(p, dtype=float), kind="stable")
+    out = [0.0] * m
+    level = alpha / m
+    stopped = False
+    for j, i in enumerate(order):
+        if not stopped:
+            level = alpha / (m - j)
+            stopped = not adj[i] < alpha
+        out[i] = level
+    return out
+
+
+def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], method: str = "holm",
+                n: int = 2000, seed: int = 0, level: float = 0.95, *,
+                metric: str | None = None) -> dict[str, dict[str, Any]]:
+    """:func:`paired_bootstrap` of several comparisons made together, corrected for their number.
+
+    Each result gains ``p_adj`` (the p-value adjusted by ``method``, see :func:`adjust_pvalues`),
+    ``m`` (how many comparisons) and ``method``. Its interval ``lo``/``hi`` is **the one that
+    decides**: drawn at the adjusted error rate of :func:`deciding_levels` (``level`` says at which
+    confidence, e.g. 0.9875 for the first of four under Holm), and ``significant`` is "that
+    interval excludes 0" — so a printed row can never look self-contradictory. The ordinary 95%
+    interval and answer stay in ``lo_marginal``/``hi_marginal`` and ``significant_marginal``.
+
+    >>> r = paired_many({"x": ([1, 0] * 20, [0, 0] * 20), "y": ([1, 0, 0, 0] * 10, [0, 0, 1, 0] * 10)})
+    >>> r["x"]["significant"], r["y"]["significant"], r["x"]["m"], r["x"]["level"]
+    (True, False, 2, 0.975)
+    >>> r["x"]["lo"] <= r["x"]["lo_marginal"]    # the deciding interval is the wider one
+    True
+    """
+    if method not in CORRECTIONS:
+        raise ValueError(f"method must be one of {', '.join(CORRECTIONS)}, got {method!r}")
+    level = _check_level(level)
+    runs = {name: _paired(a, b, n, seed, level, None, metric) for name, (a, b) in pairs.items()}
+    res = {name: r for name, (r, _) in runs.items()}
+    ps = [r["p"] for r in res.values()]
+    adj = adjust_pvalues(ps, method)
+    alphas = deciding_levels(ps, method, 1 - level)
+    for (r, means), pa, al in zip(runs.values(), adj, alphas):
+        r.update(lo_marginal=r["lo"], hi_marginal=r["hi"], significant_marginal=r["significant"],
+                 p_adj=pa, m=len(res), method=method)
+        if r["n"] == 0:
+            continue
+        lo, hi = np.percentile(means, [100 * al / 2, 100 * (1 - al / 2)])
+        r.update(lo=float(lo), hi=float(hi), level=1 - al, significant=bool(lo > 0 or hi < 0))
     return res
 
 
+#: Equivalence margins, declared once, on each metric's own scale (a share of questions for the
+#: 0/1 and 0–1 per-question metrics). A difference whose whole interval lies within ±margin is
+#: "equivalent" (:func:`decide`): too small to change a chunking decision. Why 2 points: a team
+#: choosing a chunking does not act on less than one question in fifty, and on the book's question
+#: sets (77–500 questions) no 95% interval of a paired difference is narrower than about ±1 point,
+#: so a smaller margin could never be met. A metric without an entry has no equivalence verdict:
+#: a zero difference there is "inconclusive".
+EQUIVALENCE_MARGINS: dict[str, float] = {
+    "hit": 0.02, "hit_strict": 0.02, "mrr": 0.02, "recall": 0.02, "complete_single": 0.02,
+    "complete_union": 0.02, "cite_at_1": 0.02,
+}
+
 #: The verdicts :func:`decide` returns, in English (the book's words are in ``chunklab.book.claims``).
-VERDICTS = ("supported", "same direction, not significant", "opposite direction, not significant",
-            "contradicted", "no difference", "non-inferior", "not shown")
+VERDICTS = ("supported", "supported, size ruled out", "same direction, not significant",
+            "same direction, size ruled out", "opposite direction, not significant", "contradicted",
+            "equivalent", "inconclusive", "non-inferior", "not shown")
 
 
-def decide(result: dict[str, Any], expect: int = 1, margin: float | None = None) -> str:
+def decide(result: dict[str, Any], expect: int = 1, margin: float | None = None, *,
+           equivalence: float | None = None, claimed: float | None = None) -> str:
     """The verdict on a claim from a paired comparison (:func:`paired_bootstrap` / :func:`paired_many`).
 
-    ``expect``: the direction the claim predicts for ``diff = a - b`` (+1: a is higher, -1: a is
-    lower). ``significant`` (the corrected one when the result comes from :func:`paired_many`)
-    decides between "supported" / "contradicted" and the two "not significant" verdicts; an exact
-    zero everywhere is "no difference".
+    The interval ``lo``/``hi`` of ``result`` is the one that decides (for :func:`paired_many`, the
+    multiplicity-adjusted one). ``expect``: the direction the claim predicts for ``diff = a - b``
+    (+1: a is higher, -1: a is lower). In order:
 
-    With ``margin`` the claim is "a is no worse than b" (e.g. "dropping overlap loses nothing"):
-    "non-inferior" when the interval's worse end stays within ``margin`` of 0, "contradicted" when
-    the interval lies wholly on the worse side, else "not shown". (``expect`` says which side is
-    worse: +1 means a lower ``diff`` is worse.)
+    1. An interval excluding 0 (``significant``) gives "supported" (the predicted side) or
+       "contradicted".
+    2. Otherwise, an interval wholly inside ±``equivalence`` is "equivalent" (the interval rule
+       for equivalence; the margin defaults to the metric's entry in :data:`EQUIVALENCE_MARGINS`,
+       read from ``result["metric"]``; without one, only ``[0, 0]`` — identical outcomes on every
+       question — is equivalent).
+    3. Otherwise the point estimate's side: "same direction, not significant" or "opposite
+       direction, not significant"; an exact zero is "inconclusive" — a zero with a wide interval
+       says nothing.
+
+    ``claimed`` (a claim with a size: the article's effect on the same scale as ``diff``): when the
+    interval excludes it, a "supported" or "same direction" verdict says so ("..., size ruled out").
+
+    With ``margin`` the claim is "a is no worse than b" (non-inferiority): "non-inferior" when the
+    interval's worse end stays within ``margin`` of 0, "contradicted" when the interval lies wholly
+    on the worse side, else "not shown" (``expect=+1``: a lower ``diff`` is worse).
 
     >>> decide({"diff": 0.05, "lo": 0.01, "hi": 0.09, "significant": True})
     'supported'
+    >>> decide({"diff": 0.0, "lo": -0.109, "hi": 0.109, "metric": "hit"})   # a zero, a wide interval
+    'inconclusive'
+    >>> decide({"diff": 0.0, "lo": -0.011, "hi": 0.011, "metric": "hit"})   # inside ±2 points
+    'equivalent'
+    >>> decide({"diff": 0.064, "lo": 0.0, "hi": 0.149}, claimed=0.34)      # C6: +34 points ruled out
+    'same direction, size ruled out'
+    >>> decide({"diff": 0.10, "lo": 0.02, "hi": 0.19, "significant": True}, claimed=0.18)
+    'supported'
+    >>> r = {"diff": 0.103, "lo": -0.005, "hi": 0.21, "significant": False, "level": 0.9875}
+    >>> decide(r)   # Holm-adjusted: the printed interval (98.75%) is the one that decided
+    'same direction, not significant'
     >>> decide({"diff": -0.009, "lo": -0.022, "hi": 0.0, "significant": False}, expect=1, margin=0.01)
     'not shown'
     """
@@ -228,12 +366,22 @@ def decide(result: dict[str, Any], expect: int = 1, margin: float | None = None)
         if best_end < 0 and result.get("significant", best_end < 0):
             return "contradicted"
         return "not shown"
-    if diff == 0 and lo == 0 and hi == 0:
-        return "no difference"
+    if equivalence is None:
+        # a metric without a declared margin: only identical outcomes ([0, 0]) are equivalent
+        equivalence = EQUIVALENCE_MARGINS.get(result.get("metric"), 0.0)  # type: ignore[arg-type]
+    elif not equivalence >= 0:
+        raise ValueError(f"equivalence must be >= 0, got {equivalence!r}")
+    if claimed is not None and (math.isnan(claimed) or claimed * expect <= 0):
+        raise ValueError(f"claimed must be an effect in the expected direction (expect={expect}), got {claimed!r}")
+    ruled_out = claimed is not None and not lo <= claimed <= hi
     if result.get("significant", lo > 0 or hi < 0):
-        return "supported" if diff * expect > 0 else "contradicted"
+        if diff * expect > 0:
+            return "supported, size ruled out" if ruled_out else "supported"
+        return "contradicted"
+    if -equivalence <= lo and hi <= equivalence:
+        return "equivalent"
     if diff * expect > 0:
-        return "same direction, not significant"
+        return "same direction, size ruled out" if ruled_out else "same direction, not significant"
     if diff == 0:
-        return "no difference"
+        return "inconclusive"
     return "opposite direction, not significant"
