@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..evaluation.stats import decide
+from .criteria import LEVEL_TOLERANCE, Criterion, criterion
 
 __all__ = ["Claim", "CLAIMS", "claim", "claim_table", "claim_row", "ClaimRow", "verdict", "fmt_diff",
-           "shown_claims", "VERDICT_ZH", "same_level", "LEVEL_TOLERANCE"]
+           "shown_claims", "shown_criteria", "VERDICT_ZH", "LEVEL_ZH", "same_level", "LEVEL_TOLERANCE"]
 
 
 @dataclass(frozen=True)
@@ -58,19 +59,27 @@ CLAIMS: dict[str, Claim] = {c.id: c for c in [
     Claim("C30", "003", "按文档类型选策略：对话→按行、技术文档→章节+递归、论文→段落、小说→滑窗、表格→表格感知、OCR→固定", "reproduce"),
 ]}
 
+#: The criterion kinds (:mod:`chunklab.book.criteria`) in the tables' words.
+_KIND_ZH = {"direction": "看方向", "magnitude": "看方向和幅度", "non-inferiority": "非劣", "equivalence": "等效",
+            "level": "看水平", "check": "核对", "background": "背景"}
 _HOW_ZH = {"reproduce": "复现", "check": "核对", "context": "背景（无法复测）", "show": "演示机制",
            "follow": "照做", "implement": "实现"}
 
 #: The book's verdict words, one per :data:`chunklab.evaluation.stats.VERDICTS` entry.
 VERDICT_ZH = {
     "supported": "成立",
+    "supported, size ruled out": "成立，幅度不符",
     "same direction, not significant": "方向一致但不显著",
+    "same direction, size ruled out": "方向一致但不显著，幅度不符",
     "opposite direction, not significant": "方向相反但不显著",
     "contradicted": "不成立（显著反向）",
-    "no difference": "无差异",
+    "equivalent": "等效",
+    "inconclusive": "未能区分",
     "non-inferior": "成立（非劣）",
     "not shown": "未能确认",
 }
+#: Verdicts of level claims (one figure against the article's, :func:`same_level`).
+LEVEL_ZH = {True: "同一水平", False: "水平不符"}
 #: Verdicts of claims that are not a paired comparison: a checked fact, or no measurement at all.
 CHECK_ZH = {True: "核对相符", False: "核对不符"}
 UNMEASURED_ZH = {"context": "背景数字，未复测", "follow": "照做（非可检验论断）", "show": "机制演示（无数字可比）",
@@ -84,26 +93,27 @@ def claim(cid: str) -> Claim:
     return CLAIMS[cid]
 
 
-def verdict(result: dict, expect: int = 1, margin: float | None = None) -> str:
+def verdict(result: dict, expect: int = 1, margin: float | None = None, *, equivalence: float | None = None,
+            claimed: float | None = None) -> str:
     """The book's verdict word for a paired comparison: the one function every chapter uses.
 
     ``result`` comes from :func:`~chunklab.evaluation.stats.paired_bootstrap` or, when a chapter
     makes many comparisons at once, :func:`~chunklab.evaluation.stats.paired_many` (then the
-    corrected significance decides). See :func:`~chunklab.evaluation.stats.decide` for ``expect``
-    and ``margin``.
+    corrected significance and the adjusted interval decide). See
+    :func:`~chunklab.evaluation.stats.decide` for ``expect``, ``margin``, ``equivalence`` and
+    ``claimed``. A claims table does not call this with rules of its own: :func:`claim_row` takes
+    them from the register (:mod:`chunklab.book.criteria`).
 
     >>> verdict({"diff": 0.013, "lo": -0.002, "hi": 0.030, "significant": False})
     '方向一致但不显著'
     >>> verdict({"diff": 0.05, "lo": 0.01, "hi": 0.09, "significant": True}, expect=-1)
     '不成立（显著反向）'
+    >>> verdict({"diff": 0.0, "lo": -0.081, "hi": 0.081, "metric": "hit"})
+    '未能区分'
+    >>> verdict({"diff": 0.0, "lo": -0.011, "hi": 0.011, "metric": "hit"})
+    '等效'
     """
-    return VERDICT_ZH[decide(result, expect=expect, margin=margin)]
-
-
-#: Level claims (one figure the article measured on its own corpus, e.g. "9.6% of chunks start at a
-#: paragraph"): ours is "the same level" when it is within this relative distance of the article's
-#: figure. Declared once for the whole book, before any comparison, and used by every chapter.
-LEVEL_TOLERANCE = 0.20
+    return VERDICT_ZH[decide(result, expect=expect, margin=margin, equivalence=equivalence, claimed=claimed)]
 
 
 def same_level(ours: float, theirs: float, tolerance: float = LEVEL_TOLERANCE) -> bool:
@@ -117,53 +127,115 @@ def same_level(ours: float, theirs: float, tolerance: float = LEVEL_TOLERANCE) -
     return abs(ours / theirs - 1) <= tolerance
 
 
+def _signed(x: float, pct: bool) -> str:
+    """A signed figure that never hides a non-zero value as zero: an exact 0 prints unsigned."""
+    if x == 0:
+        return "0.0%" if pct else "0.000"
+    text = f"{x:+.1%}" if pct else f"{x:+.3f}"
+    if text.strip("+-").rstrip("%").replace("0", "").replace(".", "") == "":
+        # rounds to zero but is not: show two significant digits
+        text = f"{x:+.2g}" if not pct else f"{100 * x:+.2g}%"
+    return text
+
+
 def fmt_diff(result: dict, pct: bool = True) -> str:
-    """``+1.3% [−0.2%, +3.0%]``: a paired difference with its interval, for tables and prose.
+    """``+1.3% [-0.2%, +3.0%]``: a paired difference with the interval that decided its verdict.
+
+    When the interval is not the usual 95% one (a multiplicity-adjusted interval from
+    :func:`~chunklab.evaluation.stats.paired_many`), its confidence is said:
+    ``+10.3% [-0.5%, +21.0%]（98.8% 区间，Holm 校正）``. An exact zero prints ``0.0%``; a value that
+    only rounds to zero keeps two significant digits (``+0.02%``), so ``[0.0%, …]`` is a true zero.
 
     >>> fmt_diff({"diff": 0.013, "lo": -0.002, "hi": 0.03})
     '+1.3% [-0.2%, +3.0%]'
+    >>> fmt_diff({"diff": 0.064, "lo": 0.0, "hi": 0.149}), fmt_diff({"diff": 0.064, "lo": 0.0002, "hi": 0.149})
+    ('+6.4% [0.0%, +14.9%]', '+6.4% [+0.02%, +14.9%]')
+    >>> fmt_diff({"diff": 0.103, "lo": -0.005, "hi": 0.21, "level": 0.9875, "method": "holm", "m": 4})
+    '+10.3% [-0.5%, +21.0%]（98.8% 区间，Holm 校正）'
     """
-    f = "{:+.1%}" if pct else "{:+.3f}"
-    return f"{f.format(result['diff'])} [{f.format(result['lo'])}, {f.format(result['hi'])}]"
+    text = f"{_signed(result['diff'], pct)} [{_signed(result['lo'], pct)}, {_signed(result['hi'], pct)}]"
+    level = result.get("level", 0.95)
+    if level is not None and abs(level - 0.95) > 1e-9:
+        how = {"holm": "，Holm 校正", "bh": "，BH 校正"}.get(result.get("method", ""), "")
+        text += f"（{level:.1%} 区间{how}）"
+    return text
 
 
 @dataclass(frozen=True)
 class ClaimRow:
     """One row of a claims table: the article's number, ours, and the verdict computed from ours.
 
-    Give ``result`` (a paired comparison, with ``expect``/``margin`` as in :func:`verdict`) for a
-    measured claim, or ``holds`` (bool) for a checked fact (a default value, a limit). With neither,
-    the verdict says the claim was not measured, in words chosen by the register's ``how``.
+    The rule comes from the row's declared criterion (:func:`chunklab.book.criteria.criterion` of
+    ``cid`` and ``part``), never from the chapter: ``result`` (a paired comparison) for a
+    direction / magnitude / non-inferiority / equivalence criterion, ``value`` (our figure) for a
+    level criterion, ``holds`` (bool) for a check; a background criterion takes none of them.
     """
     cid: str
     what: str
     theirs: str
     ours: str
     note: str = ""
+    part: str = ""
     result: dict | None = None
-    expect: int = 1
-    margin: float | None = None
+    value: float | None = None
     holds: bool | None = None
 
     @property
+    def criterion(self) -> Criterion:
+        return criterion(self.cid, self.part)
+
+    @property
     def verdict(self) -> str:
-        if self.result is not None:
-            return verdict(self.result, self.expect, self.margin)
-        if self.holds is not None:
+        c = self.criterion
+        if c.kind in ("direction", "magnitude", "non-inferiority", "equivalence"):
+            if self.result is None:
+                return UNMEASURED_ZH[claim(self.cid).how]
+            return VERDICT_ZH[decide(
+                self.result, expect=c.expect,
+                margin=c.margin if c.kind == "non-inferiority" else None,
+                equivalence=c.margin if c.kind == "equivalence" else None,
+                claimed=c.claimed if c.kind == "magnitude" else None)]
+        if c.kind == "level":
+            if self.value is None:
+                return UNMEASURED_ZH[claim(self.cid).how]
+            return LEVEL_ZH[same_level(self.value, c.claimed, c.tolerance)]  # type: ignore[arg-type]
+        if c.kind == "check" and self.holds is not None:
             return CHECK_ZH[bool(self.holds)]
         return UNMEASURED_ZH[claim(self.cid).how]
 
 
-def claim_row(cid: str, what: str, theirs: str, ours: str, note: str = "", *, result: dict | None = None,
-              expect: int = 1, margin: float | None = None, holds: bool | None = None) -> ClaimRow:
-    """A validated :class:`ClaimRow` (unknown id, or both ``result`` and ``holds`` → ValueError)."""
+_NEEDS = {"direction": "result", "magnitude": "result", "non-inferiority": "result", "equivalence": "result",
+          "level": "value", "check": "holds"}
+
+
+def claim_row(cid: str, what: str, theirs: str, ours: str, note: str = "", *, part: str = "",
+              result: dict | None = None, value: float | None = None, holds: bool | None = None) -> ClaimRow:
+    """A validated :class:`ClaimRow` judged by the declared criterion of ``(cid, part)``.
+
+    What the row must carry follows the criterion's kind: ``result`` (a paired comparison with
+    ``diff``, ``lo``, ``hi``), ``value`` (a level claim's figure) or ``holds`` (a check); giving
+    another one is an error, so a chapter cannot judge a claim by a rule of its own.
+
+    >>> claim_row("C15", "固定 512 的段落对齐率", "9.6%", "9.8%", value=0.098).verdict
+    '同一水平'
+    >>> claim_row("C15", "固定 512 的段落对齐率", "9.6%", "9.8%", holds=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: C15: its declared criterion is level (see chunklab.book.criteria): give value=, not holds=
+    """
     claim(cid)
-    if result is not None and holds is not None:
-        raise ValueError(f"{cid}: give result (a measured comparison) or holds (a checked fact), not both")
+    c = criterion(cid, part)
+    given = {k: v for k, v in (("result", result), ("value", value), ("holds", holds)) if v is not None}
+    need = _NEEDS.get(c.kind)
+    wrong = [k for k in given if k != need]
+    if wrong:
+        what_needed = f"give {need}=" if need else "give none of result=, value=, holds="
+        raise ValueError(f"{cid}{'/' + part if part else ''}: its declared criterion is {c.kind} "
+                         f"(see chunklab.book.criteria): {what_needed}, not {wrong[0]}=")
     if result is not None and not {"diff", "lo", "hi"} <= set(result):
         raise ValueError(f"{cid}: result must be a paired comparison with diff, lo and hi")
-    row = ClaimRow(cid, what, theirs, ours, note, result, expect, margin, holds)
-    row.verdict  # validates expect / margin now, not when rendered
+    row = ClaimRow(cid, what, theirs, ours, note, part, result, value, holds)
+    row.verdict  # validates now, not when rendered
     return row
 
 
@@ -183,11 +255,11 @@ class ClaimTable:
         trs = []
         for r, v in zip(self.rows, self.verdicts):
             c = claim(r.cid)
-            colour = "#1a7f37" if v.startswith("成立") or v == "核对相符" else (
-                "#b42318" if v.startswith("不成立") or v == "核对不符" else "#555")
+            colour = "#1a7f37" if v in ("成立", "成立（非劣）", "核对相符", "同一水平", "等效") else (
+                "#b42318" if v.startswith("不成立") or v in ("核对不符", "水平不符") or "幅度不符" in v else "#555")
             trs.append(
                 f"<tr><td><b>{html.escape(r.cid)}</b><br><span style='font-size:11px;color:#666'>"
-                f"{html.escape(c.source)} · {_HOW_ZH.get(c.how, c.how)}</span></td>"
+                f"{html.escape(c.source)} · {_HOW_ZH.get(c.how, c.how)} · {_KIND_ZH[r.criterion.kind]}</span></td>"
                 f"<td>{html.escape(r.what)}</td><td style='text-align:right'>{html.escape(r.theirs)}</td>"
                 f"<td style='text-align:right'><b>{html.escape(r.ours)}</b></td>"
                 f"<td class='cl-verdict' style='color:{colour};white-space:nowrap'><b>{html.escape(v)}</b></td>"
@@ -206,8 +278,8 @@ class ClaimTable:
 def claim_table(rows: Iterable[ClaimRow]) -> ClaimTable:
     """A claims table from :func:`claim_row` rows; the verdict column is computed, never typed.
 
-    >>> t = claim_table([claim_row("C15", "固定 512 的段落对齐率", "9.6%", "9.8%", "同一量级", holds=True)])
-    >>> "C15" in t._repr_html_() and "核对相符" in str(t)
+    >>> t = claim_table([claim_row("C15", "固定 512 的段落对齐率", "9.6%", "9.8%", "同一量级", value=0.098)])
+    >>> "C15" in t._repr_html_() and "同一水平" in str(t)
     True
     """
     rows = list(rows)
@@ -228,3 +300,12 @@ def shown_claims() -> list[tuple[str, str, str]]:
     it in the executed kernel: the two must be equal, and every claim C1–C30 must appear.
     """
     return [(r.cid, v, r.verdict) for t in _SHOWN for r, v in zip(t.rows, t.verdicts)]
+
+
+def shown_criteria() -> list[tuple[str, str, str]]:
+    """``(claim id, part, kind)`` of every row shown in this process, as its verdict was computed.
+
+    The chapter tests compare each with the register: a row judged by another kind than its
+    register entry (a register edited after the row was shown, a row built by hand) fails them.
+    """
+    return [(r.cid, r.part, r.criterion.kind) for t in _SHOWN for r in t.rows]
