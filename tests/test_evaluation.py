@@ -105,8 +105,17 @@ def test_retrieved_tokens():
 
 def test_budget_deduplicates_by_offsets():
     assert select_budget([[0, 2, 1]], CHUNKS, 10, documents=[D, E]).tolist() == [[0, 1]]  # 6 + 4 new
-    assert select_budget([[0, 2, 1]], CHUNKS, 9, documents=[D, E]).tolist() == [[0]]
-    assert select_budget([[0, 1]], CHUNKS, 5, documents=[D, E]).tolist() == [[-1]]  # first does not fit
+    assert select_budget([[0, 2, 1]], CHUNKS, 9, documents=[D, E], fill="stop").tolist() == [[0]]
+    assert select_budget([[0, 1]], CHUNKS, 5, documents=[D, E], fill="stop").tolist() == [[-1]]  # first does not fit
+    # "cut" (the default) takes the part of the next chunk that fits: 6 + 3 new characters of [4, 10)
+    idx, ends = select_budget([[0, 2, 1]], CHUNKS, 9, documents=[D, E], return_ends=True)
+    assert idx.tolist() == [[0, 1]] and ends[0, 1] - ends[0, 0] == 3
+    m = question_metrics(idx, CHUNKS, [G], k=2, documents=[D, E], dedup=True, ends=ends)
+    assert m["retrieved_chars"][0] == 9
+    # "skip" passes over a chunk that does not fit and takes a smaller one further down
+    assert select_budget([[0, 1, 3]], CHUNKS, 9, documents=[D, E], fill="skip").tolist() == [[0, 3]]
+    with pytest.raises(ValueError, match="fill must be one of"):
+        select_budget([[0]], CHUNKS, 5, documents=[D, E], fill="pad")
     m = question_metrics(select_budget([[0, 2, 1]], CHUNKS, 10, documents=[D, E]), CHUNKS, [G], k=2,
                          documents=[D, E], dedup=True)
     assert m["retrieved_chars"][0] == 10 and m["precision"][0] == pytest.approx(0.4)
@@ -298,7 +307,13 @@ def test_budget_in_tokens_counts_the_new_text_of_chunks_anywhere_in_a_document()
     cs = [ch(doc, 0, 50, 80), ch(doc, 1, 70, 100), ch(doc, 2, 0, 30)]
     cost0, cost1 = count_tokens(doc.text[50:80]), count_tokens(doc.text[80:100])
     assert select_budget([[0, 1, 2]], cs, cost0 + cost1, unit="tokens", documents=[doc]).tolist() == [[0, 1]]
-    assert select_budget([[0, 1, 2]], cs, cost0 + cost1 - 1, unit="tokens", documents=[doc]).tolist() == [[0]]
+    assert select_budget([[0, 1, 2]], cs, cost0 + cost1 - 1, unit="tokens", documents=[doc],
+                         fill="stop").tolist() == [[0]]
+    idx, ends = select_budget([[0, 1, 2]], cs, cost0 + cost1 - 1, unit="tokens", documents=[doc], return_ends=True)
+    assert idx.tolist() == [[0, 1]]   # cut: the part of chunk 1 whose new text fits
+    gs, _ = Layout([doc]).chunk_bounds(cs)
+    delivered = doc.text[80:70 + int(ends[0, 1] - gs[1])]   # the new part of chunk 1 = [80, 100)
+    assert 0 < len(delivered) < 20 and count_tokens(delivered) <= cost1 - 1
 
 
 def test_evaluate_dense_and_hybrid(law):

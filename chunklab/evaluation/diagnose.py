@@ -135,7 +135,7 @@ def diagnose(result: Any, documents: Sequence[Any], chunks: Sequence[Chunk], que
                 break
         else:
             rounds.append([it])
-    opts = {"k": s.k, "budget": s.budget, "budget_unit": s.budget_unit, "engine": s.engine,
+    opts = {"k": s.k, "budget": s.budget, "budget_unit": s.budget_unit, "budget_fill": s.budget_fill, "engine": s.engine,
             "use_context": s.use_context, "depth": s.depth, "n_boot": 1, "seed": s.seed, "rrf_constant": s.rrf_constant}
     if index is None:
         opts["tokenizer"] = s.tokenizer
@@ -157,7 +157,8 @@ def diagnose(result: Any, documents: Sequence[Any], chunks: Sequence[Chunk], que
             window_hit[qi] = bool(h)
     retrieved = None
     if result.budget is not None and result.ranked is not None:
-        retrieved = select_budget(result.ranked, chunks, result.budget, unit=s.budget_unit, layout=layout, bounds=bounds)
+        retrieved = select_budget(result.ranked, chunks, result.budget, unit=s.budget_unit, layout=layout, bounds=bounds,
+                                  fill=s.budget_fill)
     k = result.k_used if result.k_used is not None else result.k
     bad = attribute_misses(result.ranked, hit, gold, bounds, k, question_ids=ids, retrieved=retrieved,
                            window_hit=window_hit)

@@ -109,13 +109,15 @@ def _union_len(s: np.ndarray, e: np.ndarray) -> np.ndarray:
 def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
                      documents: Sequence[Any] | None = None, layout: Layout | None = None,
                      dedup: bool = False, count_tokens: bool = False,
-                     bounds: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+                     bounds: tuple[np.ndarray, np.ndarray] | None = None, ends: Any = None) -> dict[str, np.ndarray]:
     """Per-question metrics (see the module docstring) for rankings of chunk indices.
 
     ``ranked`` is an n_questions x depth array of chunk indices, best first, -1 for "none";
     the first ``k`` columns are the retrieved set. ``gold`` is, per question, a list of spans
     (objects with ``doc_id/start/end`` or ``(doc_id, start, end)`` tuples). ``dedup=True`` counts
-    retrieved characters once (for budget selections).
+    retrieved characters once (for budget selections). ``ends`` (same shape as ``ranked``, global
+    ends as :func:`select_budget` returns them with ``return_ends=True``) cuts retrieved chunks
+    short: a budget's last chunk counts only the part that was delivered.
 
     >>> from chunklab.core import Document, Chunk
     >>> doc = Document("d", "0123456789")
@@ -146,6 +148,14 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
     Rc = np.where(rv, R, 0)
     cs = np.where(rv, cgs[Rc] if len(cgs) else -1, -1)
     ce = np.where(rv, cge[Rc] if len(cgs) else -1, -1)
+    if ends is not None:
+        cut = np.asarray(ends, dtype=np.int64)
+        if cut.shape != np.asarray(ranked).shape:
+            raise ValueError(f"ends must have the shape of ranked {np.asarray(ranked).shape}, got {cut.shape}")
+        cut = cut[:, :k]
+        if cut.shape[1] < k:
+            cut = np.pad(cut, ((0, 0), (0, k - cut.shape[1])), constant_values=-1)
+        ce = np.where(rv & (cut >= 0), np.minimum(ce, np.maximum(cut, cs)), ce)
     clen = ce - cs
     gv = ge > gs
     glen = np.where(gv, ge - gs, 0)
@@ -209,7 +219,12 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
                 cache[i] = _count_tokens(texts[i])
             return cache[i]
 
-        out["retrieved_tokens"] = np.array([sum(tok(int(i)) for i in row if i >= 0) for row in R], dtype=float)
+        if ends is None:
+            out["retrieved_tokens"] = np.array([sum(tok(int(i)) for i in row if i >= 0) for row in R], dtype=float)
+        else:  # a cut chunk counts the tokens of the part delivered
+            out["retrieved_tokens"] = np.array(
+                [sum(tok(int(i)) if e == cge[i] else _count_tokens(texts[i][:int(e - cgs[i])])
+                     for i, e in zip(row, erow) if i >= 0) for row, erow in zip(R, ce)], dtype=float)
     return out
 
 
@@ -329,37 +344,85 @@ def _subtract(spans: list[tuple[int, int]], cover: list[tuple[int, int]]) -> lis
 
 _BUDGET = Param("int", 2000, "context budget", low=1)
 _UNIT = Param("choice", "chars", "unit of the budget", choices=("chars", "tokens"))
+#: How a budget is filled when the next chunk does not fit, most faithful to "the same amount of
+#: text" first: ``"cut"`` takes the part of it that fits (as a prompt builder truncates the last
+#: passage) and stops; ``"skip"`` passes over it and tries the next ones down the ranking;
+#: ``"stop"`` ends the filling there (the book's rule before 2026-12, which let a configuration of
+#: large chunks deliver far less text than the budget).
+BUDGET_FILLS = ("cut", "skip", "stop")
+_FILL = Param("choice", "cut", "how a budget is filled past a chunk that does not fit", choices=BUDGET_FILLS)
+
+
+def _cut_end(text: str, s: int, e: int, cover: list[tuple[int, int]], room: int, unit: str) -> int:
+    """The largest end ``x <= e`` such that the new part of ``[s, x)`` costs at most ``room``."""
+    def cost(x: int) -> int:
+        new = _subtract([(s, x)], cover)
+        if unit == "chars":
+            return sum(b - a for a, b in new)
+        return sum(_count_tokens(text[a - s:b - s]) for a, b in new)
+    if unit == "chars":
+        # walk the new pieces: the cut falls inside the piece where the room runs out
+        x, left = s, room
+        for a, b in _subtract([(s, e)], cover):
+            if b - a >= left:
+                return a + left
+            left -= b - a
+            x = b
+        return x
+    lo, hi = s, e   # tokens: bisect on the end (cost is monotone in x)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cost(mid) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def select_budget(ranked: Any, chunks: Sequence[Any], budget: int, unit: str = "chars",
                   layout: Layout | None = None, documents: Sequence[Any] | None = None,
-                  bounds: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                  bounds: tuple[np.ndarray, np.ndarray] | None = None, fill: str = "cut",
+                  return_ends: bool = False) -> Any:
     """Fill a context budget from each ranking, de-duplicated by offsets.
 
     Walk the ranking best first. A chunk whose characters are all covered by chunks already taken
     is skipped; otherwise it costs only its *new* characters (``unit="chars"``) or the cl100k
-    tokens of its new pieces (``unit="tokens"``). The first chunk that does not fit ends the
-    filling (no smaller chunk further down is tried), so a chunk larger than the whole budget
-    retrieves nothing. Returns n_questions x max_selected chunk indices, -1 padded.
+    tokens of its new pieces (``unit="tokens"``). When the next chunk does not fit, ``fill``
+    decides (:data:`BUDGET_FILLS`): ``"cut"`` (default) takes its beginning up to the room left and
+    stops, so every configuration delivers the whole budget when its ranking is deep enough;
+    ``"skip"`` tries the chunks further down; ``"stop"`` ends the filling. Returns
+    n_questions x max_selected chunk indices, -1 padded; with ``return_ends`` also the global end
+    of each taken piece (a cut chunk ends early; pass them to :func:`question_metrics` as ``ends``).
 
     >>> from chunklab.core import Document, Chunk
     >>> doc = Document("d", "0123456789")
     >>> cs = [Chunk("d", 0, 0, 6, "012345"), Chunk("d", 1, 4, 10, "456789"), Chunk("d", 2, 2, 4, "23")]
     >>> select_budget([[0, 2, 1]], cs, budget=10, documents=[doc]).tolist()
     [[0, 1]]
+    >>> big = [Chunk("d", 0, 0, 8, "01234567"), Chunk("d", 1, 8, 10, "89")]
+    >>> select_budget([[0, 1]], big, budget=5, documents=[doc], fill="stop").tolist()
+    [[-1]]
+    >>> idx, ends = select_budget([[0, 1]], big, budget=5, documents=[doc], return_ends=True)
+    >>> idx.tolist(), ends.tolist()   # the first chunk, cut to its first 5 characters
+    ([[0]], [[5]])
+    >>> select_budget([[0, 1]], big, budget=5, documents=[doc], fill="skip").tolist()
+    [[1]]
     """
     budget = _BUDGET.validate("budget", budget)
     unit = _UNIT.validate("unit", unit)
+    fill = _FILL.validate("fill", fill)
     if layout is None:
         layout = Layout(documents if documents is not None else [])
     cgs, cge = bounds if bounds is not None else layout.chunk_bounds(chunks)
     rows: list[list[int]] = []
+    row_ends: list[list[int]] = []
     for row in np.asarray(ranked, dtype=np.int64):
         taken: list[int] = []
+        ends: list[int] = []
         cover: list[tuple[int, int]] = []
         used = 0
         for i in row:
-            if i < 0:
+            if i < 0 or used >= budget:
                 break
             s, e = int(cgs[i]), int(cge[i])
             new = _subtract([(s, e)], cover)
@@ -372,13 +435,24 @@ def select_budget(ranked: Any, chunks: Sequence[Any], budget: int, unit: str = "
                 text = chunks[i].text
                 cost = sum(_count_tokens(text[a - s:b - s]) for a, b in new)
             if used + cost > budget:
+                if fill == "skip":
+                    continue
+                if fill == "cut":
+                    x = _cut_end(chunks[i].text, s, e, cover, budget - used, unit)
+                    if x > s and _subtract([(s, x)], cover):
+                        taken.append(int(i))
+                        ends.append(x)
                 break
             used += cost
             taken.append(int(i))
+            ends.append(e)
             cover = _union(cover + [(s, e)])
         rows.append(taken)
+        row_ends.append(ends)
     width = max((len(r) for r in rows), default=0) or 1
     out = np.full((len(rows), width), -1, dtype=np.int64)
-    for i, r in enumerate(rows):
+    end_arr = np.full((len(rows), width), -1, dtype=np.int64)
+    for i, (r, en) in enumerate(zip(rows, row_ends)):
         out[i, :len(r)] = r
-    return out
+        end_arr[i, :len(en)] = en
+    return (out, end_arr) if return_ends else out

@@ -81,6 +81,8 @@ class EvalResult:
         out["k"] = self.k
         if self.budget is not None:
             out["budget"] = self.budget
+            if self.settings is not None:
+                out["budget_fill"] = self.settings.budget_fill
         out["questions"] = len(self.question_ids)
         for name, agg in self.aggregate.items():
             out[name] = agg["mean"]
@@ -135,7 +137,7 @@ def compare(a: EvalResult, b: EvalResult, metrics: Sequence[str] = ("hit", "reca
             raise ValueError(f"unknown metric {m!r} (known: {', '.join(a.per_question)})")
         va = a.per_question[m]
         vb = b.per_question[m] if perm is None else b.per_question[m][perm]
-        r = paired_bootstrap(va, vb, n=n, seed=seed)
+        r = paired_bootstrap(va, vb, n=n, seed=seed, metric=m)
         higher = METRICS.get(m, {}).get("higher", True)
         winner = None
         if r["significant"] and higher is not None:
@@ -196,7 +198,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     >>> evaluate([doc], cs, [Q("q1", "合同效力", [("d", 6, 11)])], kk=1)
     Traceback (most recent call last):
     ...
-    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, budget_fill, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
     """
     s = EvalSettings.resolve(settings, options)
     if len(chunks) == 0:
@@ -243,12 +245,13 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     # goes before the metrics, the bootstrap and the structure allocate theirs.
     del retriever, ranking, index
     if s.budget is not None:
-        retrieved = select_budget(ranked, chunks, s.budget, unit=s.budget_unit, layout=layout, bounds=bounds)
+        retrieved, ends = select_budget(ranked, chunks, s.budget, unit=s.budget_unit, layout=layout,
+                                        bounds=bounds, fill=s.budget_fill, return_ends=True)
         kk = retrieved.shape[1]
     else:
-        retrieved, kk = ranked[:, :k_used], k_used
+        retrieved, kk, ends = ranked[:, :k_used], k_used, None
     pq = question_metrics(retrieved, chunks, gold, k=kk, layout=layout, dedup=s.budget is not None,
-                          count_tokens=s.count_tokens, bounds=bounds)
+                          count_tokens=s.count_tokens, bounds=bounds, ends=ends)
     agg = bootstrap_many(pq, n=s.n_boot, seed=s.seed)
     ids = [str(getattr(q, "id", i)) for i, q in enumerate(questions)]
     bad = attribute_misses(ranked, pq["hit"], gold, bounds, kk, question_ids=ids, retrieved=retrieved)

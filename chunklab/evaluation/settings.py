@@ -17,6 +17,7 @@ from ..retrieval.bm25 import TOP_K
 from ..retrieval.dense import RRF_CONSTANT
 from ..retrieval.embedders import EMBEDDERS, check_embedder, embedder_name
 from ..retrieval.factory import RETRIEVERS, check_retriever
+from .metrics import BUDGET_FILLS
 
 __all__ = ["EvalSettings"]
 
@@ -35,6 +36,10 @@ class EvalSettings:
         fill a context budget of ``budget`` characters (``"chars"``) or cl100k tokens
         (``"tokens"``) from the ranking, de-duplicated by offsets, instead of taking the top ``k``
         (see :func:`~chunklab.evaluation.metrics.select_budget`); None: top ``k``;
+    ``budget_fill``
+        what happens at the budget's last chunk: ``"cut"`` (take the part that fits, so every
+        configuration delivers the same amount of text), ``"skip"`` or ``"stop"`` (see
+        :data:`~chunklab.evaluation.metrics.BUDGET_FILLS`);
     ``tokenizer``
         a tokeniser name (see :data:`~chunklab.retrieval.TOKENIZERS`) or a
         :class:`~chunklab.retrieval.Tokenizer`; ignored when ``evaluate`` is given an ``index``
@@ -70,12 +75,13 @@ class EvalSettings:
     >>> s.replace(n_bot=100)
     Traceback (most recent call last):
     ...
-    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, budget_fill, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
     """
 
     k: int = 5
     budget: int | None = None
     budget_unit: str = "chars"
+    budget_fill: str = "cut"
     tokenizer: str | Tokenizer = "bigram"
     engine: str | Retriever = "fast"
     embedder: Any = None
@@ -91,6 +97,8 @@ class EvalSettings:
         "k": TOP_K,
         "budget": Param("int", None, "context budget (characters or tokens), instead of k", low=1, none_ok=True),
         "budget_unit": Param("choice", "chars", "unit of the budget", choices=("chars", "tokens")),
+        "budget_fill": Param("choice", "cut", "how a budget is filled past a chunk that does not fit",
+                             choices=BUDGET_FILLS),
         "tokenizer": Param("choice", "bigram", "BM25 tokeniser", choices=tuple(TOKENIZERS)),
         "engine": Param("choice", "fast", "retriever", choices=RETRIEVERS),
         "embedder": Param("choice", None, "embedder of dense and hybrid retrieval", choices=EMBEDDERS, none_ok=True),
