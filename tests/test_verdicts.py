@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from chunklab.book.claims import (VERDICT_ZH, claim_row, claim_table, fmt_diff, shown_claims, shown_criteria,
                                   verdict)
 from chunklab.book.criteria import KINDS, REGISTER, Criterion, register_rows
-from chunklab.evaluation.stats import (VERDICTS, adjust_pvalues, bootstrap_ci, deciding_levels, decide,
+from chunklab.evaluation.stats import (VERDICTS, adjust_pvalues, bootstrap_ci, bootstrap_many, deciding_levels, decide,
                                        paired_bootstrap, paired_many)
 
 
@@ -221,3 +221,12 @@ def test_fmt_diff_never_shows_a_nonzero_as_zero():
     assert fmt_diff({"diff": 0.0, "lo": 0.0, "hi": 0.0}) == "0.0% [0.0%, 0.0%]"
     assert fmt_diff({"diff": 0.0004, "lo": -0.0003, "hi": 0.01}) == "+0.04% [-0.03%, +1.0%]"
     assert fmt_diff({"diff": 0.0004, "lo": 0.0, "hi": 0.001}, pct=False) == "+0.0004 [0.000, +0.001]"
+
+
+def test_bootstrap_arguments_found_by_the_mutation_run():
+    # a numpy float is a level like any other; metrics of different lengths are refused even with NaNs
+    assert bootstrap_ci([1, 0, 1], level=np.float32(0.9))["n"] == 3
+    with pytest.raises(ValueError, match="one value per question"):
+        bootstrap_many({"a": [1, 0, 1], "b": [1, float("nan")]})
+    with pytest.raises(ValueError, match="level"):
+        paired_bootstrap([1, 0], [0, 1], level=1.0)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -66,7 +67,7 @@ def _boot_means(values: np.ndarray, n: int, seed: int, clusters: Any = None) -> 
 
 
 def _check_level(level: Any) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
     return float(level)
 
@@ -110,11 +111,11 @@ def bootstrap_many(values: dict[str, Sequence[float]], n: int = 2000, seed: int 
     names = list(values)
     arrs = {k: np.asarray(v, dtype=float) for k, v in values.items()}
     out: dict[str, dict[str, float]] = {}
+    if len({len(v) for v in arrs.values()}) > 1:
+        raise ValueError("all metrics must have one value per question")
     clean = [k for k in names if len(arrs[k]) and not np.isnan(arrs[k]).any()]
     if clean:
         m = len(arrs[clean[0]])
-        if any(len(arrs[k]) != m for k in clean):
-            raise ValueError("all metrics must have one value per question")
         w = _resample_weights(m, int(n), int(seed))
         means = w @ np.column_stack([arrs[k] for k in clean]) / m
         a = (1 - level) / 2
@@ -295,10 +296,10 @@ def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], metho
 #: Equivalence margins, declared once, on each metric's own scale (a share of questions for the
 #: 0/1 and 0–1 per-question metrics). A difference whose whole interval lies within ±margin is
 #: "equivalent" (:func:`decide`): too small to change a chunking decision. Why 2 points: a team
-#: choosing a chunking does not act on less than one question in fifty, and on the book's question
-#: sets (77–500 questions) no 95% interval of a paired difference is narrower than about ±1 point,
-#: so a smaller margin could never be met. A metric without an entry has no equivalence verdict:
-#: a zero difference there is "inconclusive".
+#: choosing a chunking does not act on less than one question in fifty; a narrower margin needs
+#: many more questions to ever be met (the interval must fit inside it). A metric without an entry
+#: has no equivalence margin: there only identical outcomes are equivalent, and a zero difference
+#: with a wide interval is "inconclusive".
 EQUIVALENCE_MARGINS: dict[str, float] = {
     "hit": 0.02, "hit_strict": 0.02, "mrr": 0.02, "recall": 0.02, "complete_single": 0.02,
     "complete_union": 0.02, "cite_at_1": 0.02,
