@@ -13,6 +13,7 @@ or bound again later with another value, would read differently in the two.
 from __future__ import annotations
 
 import ast
+import html
 import re
 import sys
 
@@ -23,6 +24,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
 from book_pages import source_path, toc_docnames
+from chunklab.book.claims import contradictions
+from chunklab.book.criteria import REGISTER
 
 pytestmark = pytest.mark.slow  # executes the book / drives a browser: minutes
 
@@ -31,6 +34,11 @@ CHAPTER_TIMEOUT = 600  # seconds, for a whole chapter (generous: a cold embeddin
 #: Claims tables shown by each executed chapter: docname -> [(claim id, verdict shown, recomputed)].
 _CLAIMS_SHOWN: dict[str, list[tuple[str, str, str]]] = {}
 SHOWN_CLAIMS = "__import__('chunklab.book.claims', fromlist=['shown_claims']).shown_claims()"
+SHOWN_CRITERIA = "__import__('chunklab.book.claims', fromlist=['shown_criteria']).shown_criteria()"
+#: How many uncorrected comparisons were judged since the last call (see chunklab.book.claims).
+UNCORRECTED = "__import__('chunklab.book.claims', fromlist=['take_uncorrected']).take_uncorrected()"
+#: Verdict words retired: "no difference" from a zero is not a claim the data can support.
+RETIRED_WORDS = ("无差异",)
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")
 #: What a prose value must never show: a numpy scalar's or a display object's repr.
 NOT_PLAIN = re.compile(r"^(np|numpy)\.|^<[\w.]+ object")
@@ -66,16 +74,23 @@ def test_chapter_executes_without_error_or_stderr(docname, tmp_path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     site: list[tuple[int, str, str]] = []   # (cell, expression, text) where the expression stands
+    groups: list[str] = []                   # cells that judged several uncorrected comparisons
     try:
         with client.setup_kernel():
             for i, cell in enumerate(nb.cells):
                 if cell.cell_type == "code":
+                    _evaluate(client.kc, [UNCORRECTED])
                     client.execute_cell(cell, i)  # raises CellExecutionError, with the traceback
+                    n_unc = int(_evaluate(client.kc, [UNCORRECTED])[UNCORRECTED])
+                    if n_unc > 1:
+                        groups.append(f"code cell {i} judges {n_unc} comparisons together without correcting "
+                                      "them: use paired_many(...), or keep one declared primary per cell")
                 elif cell.cell_type == "markdown":
                     exprs = EVAL_ROLE.findall(cell.source)
                     site += [(i, e, text) for e, text in _evaluate(client.kc, exprs).items()]
             lab = _evaluate(client.kc, sorted({e for _, e, _ in site}))
             shown = _evaluate(client.kc, [SHOWN_CLAIMS])[SHOWN_CLAIMS]
+            criteria = _evaluate(client.kc, [SHOWN_CRITERIA])[SHOWN_CRITERIA]
     finally:
         # nbclient leaves a kernel it did not create running: stop it here.
         if client.kc is not None:
@@ -107,7 +122,29 @@ def test_chapter_executes_without_error_or_stderr(docname, tmp_path):
     rows = ast.literal_eval(shown)
     wrong = [f"{cid}: shows {v!r}, its result gives {again!r}" for cid, v, again in rows if v != again]
     assert not wrong, f"{path.name}: claim verdicts not computed from their results:\n" + "\n".join(wrong)
+    kinds = [f"{cid}/{part}: judged as {kind}, registered as {REGISTER[cid, part].kind}"
+             for cid, part, kind in ast.literal_eval(criteria) if REGISTER[cid, part].kind != kind]
+    assert not kinds, f"{path.name}: claim rows judged by another criterion than the register's:\n" + "\n".join(kinds)
     _CLAIMS_SHOWN[docname] = rows
+
+    # What the reader sees — outputs and prose with its values — never contradicts itself.
+    values = {}
+    for i, expr, text in site:
+        values.setdefault(i, {})[expr] = text
+    seen_text = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            seen_text.append((f"markdown cell {i}", EVAL_ROLE.sub(
+                lambda m: _plain(values.get(i, {}).get(m.group(1), "")), cell.source)))
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            text = out.get("text", "") or _strip_html(data.get("text/html", "")) or data.get("text/plain", "")
+            seen_text.append((f"code cell {i}", text))
+    for where, text in seen_text:
+        problems += [f"{where}: the interval contradicts the verdict: {c}" for c in contradictions(text)]
+        problems += [f"{where}: uses the retired verdict {w!r}" for w in RETIRED_WORDS if w in text]
+    problems += groups
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
 
 
 def test_every_claim_has_a_row_with_a_computed_verdict():
@@ -118,6 +155,19 @@ def test_every_claim_has_a_row_with_a_computed_verdict():
     seen = {cid for rows in _CLAIMS_SHOWN.values() for cid, _, _ in rows}
     missing = [f"C{i}" for i in range(1, 31) if f"C{i}" not in seen]
     assert not missing, f"claims without a row in any chapter's claims table: {', '.join(missing)}"
+
+
+def _plain(text: str) -> str:
+    """A prose value as shown: the text/plain repr of a str loses its quotes."""
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+
+
+def _strip_html(h: str) -> str:
+    """Cell HTML as a reader sees it: a table row on one line, cells separated by |."""
+    h = re.sub(r"<(script|style)[^>]*>.*?</\1>", "", h, flags=re.S)
+    h = re.sub(r"</t[dh]>", " | ", h)
+    h = re.sub(r"</tr>|<br\s*/?>|</p>|</div>|</li>", "\n", h)
+    return html.unescape(re.sub(r"<[^>]+>", "", h))
 
 
 def _evaluate(kc, exprs: list[str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ any difference (:func:`claim_table`).
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -15,7 +16,7 @@ from ..evaluation.stats import decide
 from .criteria import LEVEL_TOLERANCE, Criterion, criterion
 
 __all__ = ["Claim", "CLAIMS", "claim", "claim_table", "claim_row", "ClaimRow", "verdict", "fmt_diff",
-           "shown_claims", "shown_criteria", "VERDICT_ZH", "LEVEL_ZH", "same_level", "LEVEL_TOLERANCE"]
+           "shown_claims", "shown_criteria", "contradictions", "take_uncorrected", "VERDICT_ZH", "LEVEL_ZH", "same_level", "LEVEL_TOLERANCE"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,54 @@ def verdict(result: dict, expect: int = 1, margin: float | None = None, *, equiv
     >>> verdict({"diff": 0.0, "lo": -0.011, "hi": 0.011, "metric": "hit"})
     '等效'
     """
+    _log_verdict(result)
     return VERDICT_ZH[decide(result, expect=expect, margin=margin, equivalence=equivalence, claimed=claimed)]
+
+
+#: Uncorrected comparisons given a verdict since the log was last taken (ids of their results):
+#: the chapter tests take it after every cell, and fail a cell that judged two or more of them —
+#: a group shown together must be corrected (paired_many) or reduced to one declared primary.
+_UNCORRECTED: list[int] = []
+
+
+def _log_verdict(result: dict) -> None:
+    if not result.get("m", 1) > 1:
+        _UNCORRECTED.append(id(result))
+
+
+def take_uncorrected() -> int:
+    """How many distinct uncorrected comparisons were judged since the last call (and reset)."""
+    n = len(set(_UNCORRECTED))
+    _UNCORRECTED.clear()
+    return n
+
+
+#: A printed difference with its interval, then (in the same row or sentence) a verdict word.
+_ROW = re.compile(r"\[([-+]?[\d.]+)(%?), ([-+]?[\d.]+)%?\][^\[\]]{0,80}?("
+                  r"不成立（显著反向）|成立（非劣）|成立，幅度不符|成立|方向一致但不显著|方向相反但不显著|未能区分|等效)")
+
+
+def contradictions(text: str) -> list[str]:
+    """Rows of ``text`` whose printed interval contradicts the verdict word that follows it.
+
+    "成立" / "不成立" need an interval that excludes 0; the "不显著" words, 未能区分 and 等效 need one
+    that includes it (成立（非劣） is judged against a margin, not 0, and is not checked here).
+    The chapter tests run this over every executed chapter's output and prose.
+
+    >>> contradictions("C1 | +10.3% [+1.9%, +19.6%] | 方向一致但不显著 |")
+    ['[+1.9%, +19.6%] … 方向一致但不显著']
+    >>> contradictions("+10.3% [-0.5%, +21.0%]（98.8% 区间，Holm 校正） | 方向一致但不显著")
+    []
+    """
+    bad = []
+    for m in _ROW.finditer(text):
+        lo, hi, word = float(m.group(1)), float(m.group(3)), m.group(4)
+        excludes = lo > 0 or hi < 0
+        if word == "成立（非劣）":
+            continue
+        if (word.startswith("成立") or word.startswith("不成立")) != excludes:
+            bad.append(f"[{m.group(1)}{m.group(2)}, {m.group(3)}{m.group(2)}] … {word}")
+    return bad
 
 
 def same_level(ours: float, theirs: float, tolerance: float = LEVEL_TOLERANCE) -> bool:
@@ -236,6 +284,8 @@ def claim_row(cid: str, what: str, theirs: str, ours: str, note: str = "", *, pa
         raise ValueError(f"{cid}: result must be a paired comparison with diff, lo and hi")
     row = ClaimRow(cid, what, theirs, ours, note, part, result, value, holds)
     row.verdict  # validates now, not when rendered
+    if result is not None:
+        _log_verdict(result)
     return row
 
 
