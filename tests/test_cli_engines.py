@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chunklab.cli import main
@@ -106,6 +107,11 @@ def test_compare_sides_rank_their_own_way(small, capsys):
     for r in result.values():
         assert (r["retriever_a"], r["embedder_a"], r["retriever_b"], r["embedder_b"]) == ("bm25", None, "dense", "lsa")
     assert result["hit"]["mean_b"] == want["hit"] and result["hit"]["mean_a"] == _evaluate(small)["hit"]
+    # per-question outcomes, in A's question order, reproduce the means and the paired difference
+    for r in result.values():
+        a, b = np.array(r["values_a"]), np.array(r["values_b"])
+        assert len(a) == len(b) == len(r["question_ids"])
+        assert a.mean() == pytest.approx(r["mean_a"]) and (a - b).mean() == pytest.approx(r["diff"])
     # a side's @dense takes --embedder; --retriever is the default of the sides without a suffix
     assert main(["compare", "recursive:target=40@bm25", "recursive:target=40", *small, "--retriever", "hybrid",
                  "--embedder", "lsa"]) == 0

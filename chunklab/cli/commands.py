@@ -226,7 +226,13 @@ def cmd_compare(args) -> int:
     sum_a, sum_b = ra.summary(), rb.summary()
     fields = {f"{key}_{x}": value for x, st, sm in (("a", sa, sum_a), ("b", sb, sum_b))
               for key, value in retrieval_fields(st, sm).items()}
-    payload = {m: {**r, "tokenizer": tok, **fields} for m, r in result.items()}
+    # per question, in A's order, so that a reader can test several comparisons together (paired_many)
+    pos = {q: i for i, q in enumerate(rb.question_ids)}
+    order = [pos[q] for q in ra.question_ids]
+    per_q = {m: {"values_a": [float(x) for x in ra.per_question[m]],
+                 "values_b": [float(rb.per_question[m][i]) for i in order]} for m in result}
+    payload = {m: {**r, "tokenizer": tok, **fields, **per_q[m], "question_ids": list(ra.question_ids)}
+               for m, r in result.items()}
     warn([f"{label}: {w}" for label, sm in ((args.a, sum_a), (args.b, sum_b)) for w in sm.get("warnings", ())])
 
     def text() -> str:
