@@ -374,3 +374,15 @@ def test_splitter_errors_are_one_line(own, capsys):
                     "neither side of compare is 'splitter'")
     _one_line_error(capsys, ["eval", *base, "--splitter", "textwrap:wrap", "--splitter-args", '{"width": 30}'],
                     "splitter 'textwrap:wrap' failed on document")
+
+
+
+def test_a_budget_result_says_how_much_was_delivered(capsys):
+    """A budget is a ceiling: eval and compare print the characters each question was handed."""
+    args = ["--questions", "xiaobei", "--budget", "2500"]
+    assert main(["eval", "--strategy", "fixed", "-p", "size=2048", *args]) == 0
+    out = capsys.readouterr().out
+    assert "delivered per question: 2500 characters" in out and "budget=2500" in out
+    assert main(["compare", "fixed:size=2048", "recursive", *args]) == 0
+    out = capsys.readouterr().out
+    assert "budget=2500" in out and out.count("delivered per question") == 2

@@ -178,6 +178,7 @@ def cmd_eval(args) -> int:
                  + (f", budget={args.budget}" if args.budget else "") + f", {describe(settings, summary)}",
                  result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
                                "duplication"]),
+                 *_delivered(result, args),
                  "misses by symptom: " + ", ".join(f"{k} {v}" for k, v in result.symptoms.items()),
                  f"chunks {summary.get('chunks')}, mean length {summary.get('len_mean', 0):.0f}, "
                  f"boundary alignment {summary.get('boundary_alignment', 0):.1%}"]
@@ -195,6 +196,19 @@ def cmd_eval(args) -> int:
 
     emit(args, payload, text)
     return 0
+
+
+def _delivered(result, args) -> list[str]:
+    """With a budget, what each question was actually handed: a budget is a ceiling, so say how full."""
+    if not args.budget:
+        return []
+    agg = result.aggregate["retrieved_chars"]
+    unit = getattr(args, "budget_unit", "chars")
+    line = (f"delivered per question: {agg['mean']:.0f} characters [{agg['lo']:.0f}, {agg['hi']:.0f}] "
+            f"for a budget of {args.budget} {unit} (the last chunk cut to the room left)")
+    if "retrieved_tokens" in result.aggregate:
+        line += f", {result.aggregate['retrieved_tokens']['mean']:.0f} tokens"
+    return [line]
 
 
 def cmd_compare(args) -> int:
@@ -238,7 +252,9 @@ def cmd_compare(args) -> int:
     def text() -> str:
         lines = [f"A = {side_a.label}  — {describe(sa, sum_a, tokenizer=False)}",
                  f"B = {side_b.label}  — {describe(sb, sum_b, tokenizer=False)}",
-                 f"{len(questions)} questions, k={args.k}, tokenizer {tok}",
+                 f"{len(questions)} questions, k={args.k}" + (f", budget={args.budget}" if args.budget else "")
+                 + f", tokenizer {tok}",
+                 *[f"{side}: {line}" for side, r in (("A", ra), ("B", rb)) for line in _delivered(r, args)],
                  f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
         for m, r in result.items():
             lines.append(f"{m:<10}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
