@@ -15,18 +15,61 @@ __all__ = ["bootstrap_ci", "bootstrap_many", "paired_bootstrap", "paired_many", 
            "VERDICTS", "CORRECTIONS"]
 
 
+#: Resample-by-item matrices up to this many entries (n_boot x items) are built whole, as they
+#: always were: their results are the same to the last bit. Larger ones are built in blocks of rows.
+_WHOLE_MAX = 1 << 23
+#: Matrices up to this many entries (16 MB) are kept in the cache; larger ones are rebuilt each time.
+_CACHE_MAX = 1 << 21
+#: Entries per block of rows beyond :data:`_WHOLE_MAX` (about 24 bytes an entry while a block is built).
+_BLOCK = 1 << 21
+
+
+def _weights(m: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n x m matrix: how often each of m items is drawn in each of n resamples (the next n x m draws of ``rng``)."""
+    idx = rng.integers(0, m, size=(n, m))
+    w = np.bincount((idx + (np.arange(n) * m)[:, None]).ravel(), minlength=n * m).reshape(n, m)
+    return w.astype(np.float64)
+
+
 @lru_cache(maxsize=8)
+def _cached_weights(m: int, n: int, seed: int) -> np.ndarray:
+    w = _weights(m, n, np.random.default_rng(seed))
+    w.flags.writeable = False
+    return w
+
+
 def _resample_weights(m: int, n: int, seed: int) -> np.ndarray:
     """n x m matrix: how often each of m items is drawn in each of n bootstrap resamples.
 
-    Cached (read-only): a matrix of configurations resamples the same questions every time.
+    Cached (read-only) when small: a matrix of configurations resamples the same questions every
+    time. A large one is not kept (100,000 questions x 2,000 resamples would be 1.6 GB).
     """
+    if m * n <= _CACHE_MAX:
+        return _cached_weights(m, n, seed)
+    return _weights(m, n, np.random.default_rng(seed))
+
+
+def _products(m: int, n: int, seed: int, *xs: np.ndarray) -> list[np.ndarray]:
+    """``[w @ x for x in xs]`` with ``w = _resample_weights(m, n, seed)``, in O(m + n) memory.
+
+    Up to :data:`_WHOLE_MAX` entries ``w`` is built whole; beyond, in blocks of rows drawn one
+    after the other from the same generator (the same draws in the same order as one big draw),
+    so memory stays at about :data:`_BLOCK` entries whatever the number of questions.
+    """
+    if m * n <= _WHOLE_MAX:
+        w = _resample_weights(m, n, seed)
+        return [w @ x for x in xs]
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, m, size=(n, m))
-    w = np.bincount((idx + (np.arange(n) * m)[:, None]).ravel(), minlength=n * m).reshape(n, m)
-    w = w.astype(np.float64)
-    w.flags.writeable = False
-    return w
+    rows = max(1, _BLOCK // m)
+    if rows >= 64:
+        rows -= rows % 64   # whole blocks of 64 rows: the same BLAS rounding as one product (one thread)
+    outs = [np.empty((n,) + x.shape[1:]) for x in xs]
+    for start in range(0, n, rows):
+        w = _weights(m, min(rows, n - start), rng)
+        for out, x in zip(outs, xs):
+            out[start:start + len(w)] = w @ x
+        del w
+    return outs
 
 
 _N = Param("int", 2000, "bootstrap resamples", low=1)
@@ -54,14 +97,12 @@ def _boot_means(values: np.ndarray, n: int, seed: int, clusters: Any = None) -> 
         _, inv = np.unique(labels, return_inverse=True)
         sums = np.bincount(inv, weights=np.where(ok, v, 0.0))
         counts = np.bincount(inv, weights=ok.astype(float))
-        w = _resample_weights(len(sums), int(n), int(seed))
+        num, den = _products(len(sums), int(n), int(seed), sums, counts)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (w @ sums) / (w @ counts)
-    w = _resample_weights(len(v), int(n), int(seed))
+            return num / den
     if ok.all():
-        return w @ v / len(v)
-    num = w @ np.where(ok, v, 0.0)
-    den = w @ ok.astype(float)
+        return _products(len(v), int(n), int(seed), v)[0] / len(v)
+    num, den = _products(len(v), int(n), int(seed), np.where(ok, v, 0.0), ok.astype(float))
     with np.errstate(invalid="ignore", divide="ignore"):
         return num / den
 
@@ -116,8 +157,7 @@ def bootstrap_many(values: dict[str, Sequence[float]], n: int = 2000, seed: int 
     clean = [k for k in names if len(arrs[k]) and not np.isnan(arrs[k]).any()]
     if clean:
         m = len(arrs[clean[0]])
-        w = _resample_weights(m, int(n), int(seed))
-        means = w @ np.column_stack([arrs[k] for k in clean]) / m
+        means = _products(m, int(n), int(seed), np.column_stack([arrs[k] for k in clean]))[0] / m
         a = (1 - level) / 2
         qs = np.percentile(means, [100 * a, 100 * (1 - a)], axis=0)
         for j, k in enumerate(clean):

@@ -1,0 +1,92 @@
+"""Hostile input, round two (issue #27): every limit is a one-line error or a warning said once,
+nothing exhausts memory, nothing outside chunklab's own files is ever deleted.
+
+Whatever could hang or eat memory on a broken build runs with a small limit (settings, env
+vars), or in a child process with a timeout, so a regression fails the test instead of the machine.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chunklab.evaluation import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- item 4: the bootstrap in blocks, the same numbers -------------------------------------------
+
+def _reference_weights(m: int, n: int, seed: int) -> np.ndarray:
+    """The bootstrap's weights as built before issue #27 (one n x m matrix), for comparison."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, m, size=(n, m))
+    w = np.bincount((idx + (np.arange(n) * m)[:, None]).ravel(), minlength=n * m).reshape(n, m)
+    return w.astype(np.float64)
+
+
+def _reference_boot_means(values, n: int, seed: int) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    ok = ~np.isnan(v)
+    w = _reference_weights(len(v), n, seed)
+    if ok.all():
+        return w @ v / len(v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w @ np.where(ok, v, 0.0)) / (w @ ok.astype(float))
+
+
+@pytest.mark.parametrize("m,n,seed", [(1, 50, 0), (7, 300, 1), (525, 2000, 0), (2000, 1000, 7), (3000, 2000, 3)])
+def test_bootstrap_means_identical_to_one_matrix(m, n, seed):
+    rng = np.random.default_rng(m + seed)
+    v = rng.random(m)
+    assert np.array_equal(stats._boot_means(v, n, seed), _reference_boot_means(v, n, seed))
+    v[:: 3] = np.nan
+    if not np.isnan(v).all():
+        assert np.array_equal(stats._boot_means(v, n, seed), _reference_boot_means(v, n, seed), equal_nan=True)
+    hits = (rng.random(m) < 0.6).astype(float)
+    ref = np.percentile(_reference_boot_means(hits, n, seed), [2.5, 97.5])
+    got = stats.bootstrap_ci(hits, n=n, seed=seed)
+    assert (got["lo"], got["hi"]) == (float(ref[0]), float(ref[1]))
+
+
+@pytest.mark.parametrize("m,n,seed", [(3, 200, 0), (40, 500, 2), (1000, 300, 5)])
+def test_blocked_weights_draw_the_same_numbers(monkeypatch, m, n, seed):
+    # Past the size kept whole, the weights are drawn block by block from the same generator:
+    # row blocks drawn one after the other are the same draws as one n x m draw.
+    monkeypatch.setattr(stats, "_WHOLE_MAX", 0)
+    monkeypatch.setattr(stats, "_BLOCK", 64 * m)          # 64-row blocks, the last one shorter
+    v = np.random.default_rng(seed).random(m)
+    eye = np.eye(m)
+    got = np.vstack([stats._products(m, n, seed, eye[:, j])[0] for j in range(min(m, 5))]).T
+    assert np.array_equal(got, _reference_weights(m, n, seed)[:, :min(m, 5)])
+    hits = (v < 0.5).astype(float)    # 0/1 values: every sum is exact, whatever the BLAS order
+    assert np.array_equal(stats._boot_means(hits, n, seed), _reference_boot_means(hits, n, seed))
+
+
+def test_large_bootstrap_never_holds_the_whole_matrix():
+    # 20,000 questions x 2,000 resamples: the whole matrix would be 320 MB of float64 (and as much
+    # again of int64 draws); in blocks, a few tens of MB at most, and nothing large is cached.
+    m, n = 20_000, 2000
+    v = (np.random.default_rng(1).random(m) < 0.5).astype(float)
+    stats._cached_weights.cache_clear()
+    tracemalloc.start()
+    try:
+        r = stats.bootstrap_ci(v, n=n, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80_000_000, peak
+    assert r["lo"] < r["mean"] < r["hi"]
+    assert stats._cached_weights.cache_info().currsize == 0
+
+
+def test_small_weights_still_cached():
+    stats._cached_weights.cache_clear()
+    stats.bootstrap_ci([0.0, 1.0, 1.0], n=100, seed=0)
+    stats.bootstrap_ci([1.0, 1.0, 0.0], n=100, seed=0)
+    assert stats._cached_weights.cache_info().hits == 1
