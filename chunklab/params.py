@@ -7,11 +7,12 @@ read the same declaration.
 from __future__ import annotations
 
 import ast
+import json
 import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-__all__ = ["Param", "ParamError", "parse_params"]
+__all__ = ["Param", "ParamError", "parse_params", "loads_json"]
 
 
 class ParamError(ValueError):
@@ -155,5 +156,22 @@ def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
                 value = ast.literal_eval(raw)
             except (ValueError, SyntaxError):
                 value = raw
+            except (RecursionError, MemoryError):
+                raise ParamError(f"--param {key.strip()}: the value is nested too deeply to read") from None
         out[key.strip()] = value
     return out
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` for text a user gave: nesting too deep for Python's parser (``[[[[…``) is a
+    ``json.JSONDecodeError`` like any other malformed JSON, not a RecursionError traceback.
+
+    >>> loads_json("[" * 100_000)
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: nested too deeply to read: line 1 column 1 (char 0)
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", text if isinstance(text, str) else "", 0) from None

@@ -39,6 +39,7 @@ from ..datasets.files import MAX_FILE_BYTES, read_text_file
 from ..datasets.questions import QuestionError
 from ..evaluation.distributed import parse_scheduler
 from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
+from ..params import loads_json
 from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
 from .benchmarks import add_bench_parser
@@ -60,7 +61,7 @@ def _read_grid(spec: str | None, cap: int) -> Any:
         raise CLIError(f"grid file not found: {path} (or use --grid article002)", where=str(path))
     text = read_text_file(path, cap)
     try:
-        grid = json.loads(text)
+        grid = loads_json(text)
     except json.JSONDecodeError as exc:
         raise CLIError(f"{path} is not valid JSON: {exc}", where=f"{path}:{exc.lineno}") from None
     if not isinstance(grid, (list, dict)):

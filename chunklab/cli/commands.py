@@ -11,7 +11,7 @@ from ..datasets import load_corpus
 from ..datasets.files import PDF_SUFFIXES, pdf_document, read_text_file
 from ..datasets.questions import NAMED_SETS, check_questions, load_questions, summarize
 from ..evaluation import compare
-from ..params import parse_params
+from ..params import loads_json, parse_params
 from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
 from ..tools.audit import audit, format_report
@@ -120,7 +120,7 @@ def cmd_audit(args) -> int:
     limit = cap(args)
     if args.config:
         try:
-            config = json.loads(read_text_file(args.config, limit))
+            config = loads_json(read_text_file(args.config, limit))
         except json.JSONDecodeError as exc:
             raise CLIError(f"{args.config} is not valid JSON: {exc}", where=f"{args.config}:{exc.lineno}") from None
     else:

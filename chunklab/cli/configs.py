@@ -29,7 +29,7 @@ from ..core import Chunk, Document
 from ..datasets import Corpus, load_corpus
 from ..datasets.questions import NAMED_SETS, load_questions
 from ..evaluation import EvalSettings, evaluate
-from ..params import parse_params
+from ..params import loads_json, parse_params
 from ..preprocess import with_pages
 from ..retrieval import TOKENIZERS
 from .engines import NEEDS_EMBEDDER, retrieval_options
@@ -79,9 +79,14 @@ def strategy_chunker(name: str, params: dict[str, Any], label: str | None = None
     return Chunker(label or name, {"strategy": name, **params}, strategy.split_documents)
 
 
+def _shown(text: str, width: int = 80) -> str:
+    """A user's argument as an error names it: long ones (an inline JSON) cut to ``width``."""
+    return text if len(text) <= width else text[:width - 20] + "…"
+
+
 def _json_object(text: str, where: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = loads_json(text)
     except json.JSONDecodeError as exc:
         raise CLIError(f"{where} is not valid JSON: {exc.msg} at column {exc.colno} "
                        f"""(write an object, e.g. '{{"chunk_size": 500}}')""", where=where) from None
@@ -101,7 +106,7 @@ def splitter_chunker(spec: str, args_json: str | None, where: str = "--splitter"
                        f"got {spec!r}", where=where)
     args = _json_object(args_json, "--splitter-args") if args_json else {}
     if inline.strip():
-        args.update(_json_object(inline, f"{where} {spec}"))
+        args.update(_json_object(inline, f"{_shown(where)} {_shown(spec)}"))
     target = f"{module}:{attr}"
     try:
         splitter = adapters.splitter_from_spec(target, args or None)
@@ -141,7 +146,7 @@ def side_chunker(spec: str, args) -> Chunker:
                            "(or write the side as splitter:MODULE:ATTR)", where="--splitter")
         return splitter_chunker(args.splitter, args.splitter_args)
     if spec.startswith(SPLITTER + ":"):
-        return splitter_chunker(spec[len(SPLITTER) + 1:], args.splitter_args, where=spec)
+        return splitter_chunker(spec[len(SPLITTER) + 1:], args.splitter_args, where=_shown(spec))
     name, params = parse_config(spec)
     return strategy_chunker(name, params, label=spec)
 

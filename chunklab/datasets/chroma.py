@@ -35,6 +35,8 @@ import io
 import json
 from typing import Any
 
+from ..params import loads_json
+
 __all__ = ["CHROMA_COLUMNS", "chroma_records", "is_chroma_csv"]
 
 #: The columns a Chroma question file must have.
@@ -49,7 +51,7 @@ def is_chroma_csv(name: str) -> bool:
 def _record(n: int, row: dict[str, Any]) -> dict[str, Any] | str:
     raw = row.get("references")
     try:
-        refs = json.loads(raw) if isinstance(raw, str) else raw
+        refs = loads_json(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError as exc:
         return f"references is not valid JSON: {exc.msg} at column {exc.colno}"
     if not isinstance(refs, list) or not refs:
@@ -70,6 +72,17 @@ def chroma_records(text: str) -> list[tuple[int, dict[str, Any] | str]]:
     ``line`` is the line the row starts on (a quoted field may hold line breaks); a missing column
     is one problem on line 1.
     """
+    # A field may be as long as the file (a long reference list): lift the csv module's 128 KiB
+    # field limit for this read, and put it back after.
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))
+    try:
+        return _chroma_rows(text)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _chroma_rows(text: str) -> list[tuple[int, dict[str, Any] | str]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = reader.fieldnames or []
     missing = [c for c in CHROMA_COLUMNS if c not in header]

@@ -79,7 +79,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..core import Document
-from ..params import Param
+from ..params import Param, loads_json
 from . import Corpus, data_dir, load_corpus
 from .chroma import chroma_records, is_chroma_csv
 from .files import read_text_file
@@ -365,7 +365,7 @@ def _jsonl_items(lines: Iterable[str]) -> Iterable[tuple[int, Any]]:
         if not raw.strip():
             continue
         try:
-            yield n, json.loads(raw)
+            yield n, loads_json(raw)
         except json.JSONDecodeError as e:
             yield n, _Bad(f"invalid JSON: {e.msg} at column {e.colno}")
 

@@ -33,8 +33,11 @@ import contextlib
 import importlib.util
 import os
 import re
+import socket
 import uuid
 from typing import Any, Callable, Iterator, Sequence
+
+from ..params import loads_json
 
 __all__ = ["parse_scheduler", "connect", "local_cluster", "run_on_dask", "SCHEDULER_FORMS"]
 
@@ -120,6 +123,43 @@ def local_cluster(n_workers: int) -> Iterator[Any]:
                 os.environ[k] = v
 
 
+def _scheduler_file_address(spec: str, path: str) -> str:
+    """The scheduler address in a file written by ``dask scheduler --scheduler-file``; a ValueError
+    naming --scheduler when the file is not one (Dask's own reader fails with an AssertionError)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            info = loads_json(f.read())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"--scheduler {spec}: not a Dask scheduler file (cannot read it as JSON: "
+                         f"{type(exc).__name__})") from None
+    address = info.get("address") if isinstance(info, dict) else None
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"--scheduler {spec}: not a Dask scheduler file (no \"address\"; write one with "
+                         "`dask scheduler --scheduler-file PATH.json`)")
+    return address
+
+
+def _probe(spec: str, address: str, timeout: float) -> None:
+    """For a plain TCP address: does something listen there, and does it speak first as a Dask
+    scheduler does (its handshake)? ``distributed.Client`` itself waits forever on a peer that
+    accepts the connection and then says nothing."""
+    m = _ADDRESS.match(address)
+    if m is None or (m.group("scheme") or "tcp") != "tcp":
+        return
+    host = m.group("host").strip("[]")
+    try:
+        with socket.create_connection((host, int(m.group("port"))), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            if not sock.recv(1):
+                raise OSError("it closed the connection")
+    except socket.timeout:
+        raise OSError(f"--scheduler {spec}: something accepted the connection but did not answer like a Dask "
+                      f"scheduler within {timeout:g} s; is the port right?") from None
+    except OSError as exc:
+        raise OSError(f"--scheduler {spec}: no Dask scheduler answered within {timeout:g} s ({exc}); "
+                      f"start one with `dask scheduler`, or use local:N") from None
+
+
 @contextlib.contextmanager
 def connect(spec: str, *, timeout: float = 30.0) -> Iterator[Any]:
     """A ``distributed.Client`` for ``spec`` (with its ``LocalCluster`` for ``local:N``), closed on exit.
@@ -129,13 +169,17 @@ def connect(spec: str, *, timeout: float = 30.0) -> Iterator[Any]:
     """
     kind, value = parse_scheduler(spec)
     distributed = _import_distributed()
+    if kind == "address":
+        _probe(spec, value, timeout)
+    if kind == "file":
+        value = _scheduler_file_address(spec, value)
+        _probe(spec, value, timeout)
+        kind = "address"
     with contextlib.ExitStack() as stack:
         try:
             if kind == "local":
                 cluster = stack.enter_context(local_cluster(value))
                 client = distributed.Client(cluster, timeout=timeout)
-            elif kind == "file":
-                client = distributed.Client(scheduler_file=value, timeout=timeout)
             else:
                 client = distributed.Client(value, timeout=timeout)
         except OSError as exc:

@@ -81,6 +81,42 @@ _END, _START = re.Match.end, re.Match.start
 _NO_META: Mapping[str, Any] = MappingProxyType({})
 
 
+def _nested_repeat(pattern: str) -> bool:
+    """Does ``pattern`` repeat a group that can itself match a repeated piece (``(a+)+``, ``(a*b?)*``)?
+
+    Such patterns backtrack exponentially on a near-miss (41 ``a`` then ``b`` against ``(a+)+$``),
+    so user-supplied separators that contain one are refused. Read from the parsed pattern (the
+    standard library's parser), not from its text.
+
+    >>> _nested_repeat("(a+)+$"), _nested_repeat("(?:\\n\\s*)+"), _nested_repeat("[。！？]+"), _nested_repeat("(ab)+")
+    (True, True, False, False)
+    """
+    from re import _parser  # type: ignore[attr-defined]  # the stdlib's own parser, kept for this use
+
+    repeats = {_parser.MAX_REPEAT, _parser.MIN_REPEAT, getattr(_parser, "POSSESSIVE_REPEAT", None)}
+
+    def walk(items, inside: bool) -> bool:
+        for op, av in items:
+            if op in repeats:
+                lo, hi, sub = av
+                if hi > 1 and inside:
+                    return True
+                if walk(sub, inside or hi > 1):
+                    return True
+            elif op == _parser.SUBPATTERN:
+                if walk(av[-1], inside):
+                    return True
+            elif op == _parser.BRANCH:
+                if any(walk(b, inside) for b in av[1]):
+                    return True
+            elif op in (_parser.ASSERT, _parser.ASSERT_NOT):
+                if walk(av[1], inside):
+                    return True
+        return False
+
+    return walk(_parser.parse(pattern), False)
+
+
 def _bounds(text: str, s: int, e: int, sep: str, is_regex: bool, keep: str, must_occur: bool = True,
             ) -> list[int] | None:
     """Boundaries ``[s, ..., e]`` (strictly increasing) of the pieces of ``text[s:e]`` cut at
@@ -215,6 +251,10 @@ class Recursive(Strategy):
                     re.compile(sep)
                 except re.error as exc:
                     raise ParamError(f"separators contains an invalid regular expression {sep!r}: {exc}") from None
+                if _nested_repeat(sep):
+                    raise ParamError(f"separators contains {sep!r}, a repeated group that itself repeats (such as "
+                                     "(a+)+): matching it can take exponential time; write it without the nested "
+                                     "repeat, or pass separator_regex=False to use the separators as plain text")
         if self.langchain_compat:
             self.drop_contained = False  # LangChain emits such duplicates; so do we in this mode
             if self.separators is None:
