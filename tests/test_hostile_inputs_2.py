@@ -90,3 +90,64 @@ def test_small_weights_still_cached():
     stats.bootstrap_ci([0.0, 1.0, 1.0], n=100, seed=0)
     stats.bootstrap_ci([1.0, 1.0, 0.0], n=100, seed=0)
     assert stats._cached_weights.cache_info().hits == 1
+
+
+# -- shared fixtures ----------------------------------------------------------------------------
+
+POLICY = "# 差旅报销制度\n\n第一条 一线城市住宿费每晚不超过六百元。\n\n第二条 出差结束后十个工作日内提交报销单。\n"
+NOTES = "Meeting notes.\n\nThe team agreed to move the release to Friday.\n"
+QUESTIONS = [
+    {"id": "q1", "question": "一线城市住宿每晚能报多少钱？", "evidence": "一线城市住宿费每晚不超过六百元"},
+    {"id": "q2", "question": "报销要在多少天内交？", "evidence": "出差结束后十个工作日内提交报销单"},
+    {"id": "q3", "question": "When is the release?", "evidence": "move the release to Friday"},
+]
+
+
+@pytest.fixture()
+def own(tmp_path):
+    import json
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "policy.md").write_text(POLICY, encoding="utf-8")
+    (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
+    q = tmp_path / "q.jsonl"
+    q.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUESTIONS), encoding="utf-8")
+    return folder, q
+
+
+# -- item 5: --scheduler local:N is clamped like --jobs --------------------------------------------
+
+def test_scheduler_local_n_clamped_and_said_once(own, tmp_path, monkeypatch, capsys):
+    import json
+
+    from chunklab.cli import main
+    from chunklab.evaluation import matrix
+
+    seen = []
+
+    def fake_dask(scheduler, fn, items, *, shared=(), per_task=(), names=None, progress=None, cleanup=None, **kw):
+        seen.append(scheduler)    # no cluster is started: the configs run here
+        try:
+            return [fn(*shared, item, *per_task) for item in items]
+        finally:
+            if cleanup is not None:
+                cleanup[0](*cleanup[1])
+
+    monkeypatch.setattr(matrix, "run_on_dask", fake_dask)
+    folder, q = own
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps([{"strategy": "recursive", "target": [40, 80, 120]}]), encoding="utf-8")
+    code = main(["matrix", "--corpus", str(folder), "--questions", str(q), "--grid", str(grid),
+                 "--scheduler", "local:1000", "--k", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    cores = len(os.sched_getaffinity(0))
+    assert code == 0
+    assert seen == [f"local:{min(3, cores)}"]
+    said = [line for line in err if "local:1000" in line]
+    assert len(said) == 1 and said[0].startswith("warning: --scheduler local:1000: ") and "CPU cores" in said[0], err
+    # within the bounds, nothing changes and nothing is said
+    seen.clear()
+    assert main(["matrix", "--corpus", str(folder), "--questions", str(q), "--grid", str(grid),
+                 "--scheduler", "local:1", "--k", "1"]) == 0
+    assert seen == ["local:1"] and "local:1" not in capsys.readouterr().err

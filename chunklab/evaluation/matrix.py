@@ -46,7 +46,7 @@ from ..base import get_strategy
 from ..core import Document
 from ..datasets.questions import Question
 from ..retrieval import CorpusIndex
-from .distributed import run_on_dask
+from .distributed import parse_scheduler, run_on_dask
 from .run import _needs_index, evaluate
 from .settings import EvalSettings
 from .structure import structure_metrics
@@ -445,6 +445,27 @@ def _forget(key: str) -> None:
     _STATE.pop(key, None)
 
 
+def _cpu_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _clamp_local(scheduler: str, n_configs: int) -> tuple[str, str | None]:
+    """``local:N`` starts at most one worker process per config and per CPU core, as ``--jobs`` does.
+
+    The scheduler to use, and a note (said once among the run's warnings) when that is fewer than N.
+    """
+    kind, n = parse_scheduler(scheduler)
+    if kind != "local":
+        return scheduler, None
+    cores = _cpu_cores()
+    workers = max(1, min(n, n_configs, cores))
+    if workers == n:
+        return scheduler, None
+    return (f"local:{workers}",
+            f"--scheduler {scheduler.strip()}: {workers} worker process{'es' if workers != 1 else ''} "
+            f"({n_configs} configs, {cores} CPU cores)")
+
+
 #: :func:`run_matrix`'s defaults: those of :class:`~chunklab.evaluation.settings.EvalSettings` but
 #: 1,000 bootstrap resamples (a matrix has many rows).
 MATRIX_SETTINGS = EvalSettings(n_boot=1000)
@@ -489,7 +510,8 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
 
     ``scheduler``: run the configs on Dask distributed instead (not with ``executor``):
     ``"tcp://host:8786"`` for a running scheduler, or ``"local:N"`` for a ``LocalCluster`` of N
-    worker processes; the corpus and questions are sent to each worker once, and configs lost with
+    worker processes (at most one per config and per CPU core, like ``--jobs``; a warning says so
+    when that is fewer than N); the corpus and questions are sent to each worker once, and configs lost with
     a worker are run again (:func:`~chunklab.evaluation.distributed.run_on_dask`).
     """
     if executor is not None and scheduler is not None:
@@ -520,7 +542,9 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
         return bar
 
     setup = 0.0
+    local_note = None
     if scheduler is not None:
+        scheduler, local_note = _clamp_local(scheduler, len(configs))
         open_bar()
         run_key = f"{key}-{time.time_ns()}"  # run-scoped: long-lived workers never reuse a stale corpus
         rows = run_on_dask(scheduler, _run_config, configs, per_task=(s,), progress=bar,
@@ -542,7 +566,7 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
             _STATE.pop(key, None)  # a thread executor shares this process's cache
     if bar is not None:
         bar.close()
-    warnings = _run_warnings(rows, s.k, s.budget)
+    warnings = ([local_note] if local_note else []) + _run_warnings(rows, s.k, s.budget)
     shared = {r["label"]: r.pop(_SAME) for r in rows if _SAME in r}
     return MatrixResult(rows, skipped, time.perf_counter() - t0, setup, warnings=warnings, engine=s.engine_name,
                         embedder=s.embedder_name if s.engine in ("dense", "hybrid") else None, shared=shared)
