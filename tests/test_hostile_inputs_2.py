@@ -20,6 +20,12 @@ from chunklab.evaluation import stats
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _limit_memory() -> None:  # pragma: no cover - runs in the child
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3_000_000_000, 3_000_000_000))
+
+
 # -- item 4: the bootstrap in blocks, the same numbers -------------------------------------------
 
 def _reference_weights(m: int, n: int, seed: int) -> np.ndarray:
@@ -151,3 +157,41 @@ def test_scheduler_local_n_clamped_and_said_once(own, tmp_path, monkeypatch, cap
     assert main(["matrix", "--corpus", str(folder), "--questions", str(q), "--grid", str(grid),
                  "--scheduler", "local:1", "--k", "1"]) == 0
     assert seen == ["local:1"] and "local:1" not in capsys.readouterr().err
+
+
+# -- item 6: a splitter that yields forever ------------------------------------------------------
+
+def test_splitter_yielding_forever_is_stopped():
+    from chunklab import Document
+    from chunklab.adapters import split_with
+
+    # finite here, so that a regression fails (no error raised) instead of filling memory
+    def forever(text):
+        for _ in range(200_000):
+            yield text[:1]
+
+    def endless_text(text):
+        for _ in range(100):
+            yield text * 1000   # few pieces, ever more text
+
+    doc = Document("d", "甲乙丙。" * 10)
+    with pytest.raises(ValueError, match=r"splitter 'forever' returned more than 1080 pieces for document 'd'"):
+        split_with(forever, [doc])
+    with pytest.raises(ValueError, match=r"splitter 'endless_text' returned more than 104000 characters"):
+        split_with(endless_text, [doc])
+    # a sliding window (each character in many pieces) is within the bounds
+    window = split_with(lambda t: [t[i:i + 20] for i in range(len(t) - 19)], [doc])
+    assert len(window) == len(doc.text) - 19
+
+
+def test_cli_splitter_yielding_forever_is_one_line_error(own, tmp_path):
+    folder, q = own
+    (tmp_path / "forever_mod.py").write_text(
+        "def forever(text):\n    while True:\n        yield text[:5]\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    r = subprocess.run([sys.executable, "-m", "chunklab", "eval", "--corpus", str(folder), "--questions", str(q),
+                        "--splitter", "forever_mod:forever"], capture_output=True, text=True, timeout=120, env=env,
+                       preexec_fn=_limit_memory)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
+    assert "forever_mod:forever" in lines[0] and "pieces" in lines[0] and "Traceback" not in r.stderr
