@@ -131,3 +131,46 @@ def test_a_long_chroma_references_field_is_read(tmp_path):
     assert isinstance(record, dict) and len(record["spans"]) == 3000, record
     import csv
     assert csv.field_size_limit() == 131072   # put back after the read
+
+
+# -- 12, 13, 14: smaller silent cases and unclear errors ---------------------------------------------
+
+def test_max_file_mb_beyond_a_terabyte_is_a_one_line_error(capsys):
+    for value in ("99999999999999999999", "nan", "inf"):
+        _one_line_error(capsys, ["eval", "--questions", "xiaobei", "--max-file-mb", value],
+                        "--max-file-mb must be a number > 0 and <= 1,000,000")
+
+
+def test_local_n_with_a_non_ascii_digit_is_the_scheduler_error(capsys):
+    from chunklab.evaluation.distributed import parse_scheduler
+    with pytest.raises(ValueError, match=r"--scheduler: .*got 'local:²' \(N is the number of worker processes"):
+        parse_scheduler("local:²")
+
+
+@pytest.fixture()
+def two_docs(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("第一条 住宿费每晚不超过六百元。\n", encoding="utf-8")
+    (docs / "b.md").write_text("第一条 住宿费每晚不超过六百元。\n", encoding="utf-8")
+    return docs
+
+
+def test_a_question_whose_doc_and_span_doc_disagree_is_a_problem(tmp_path, two_docs, capsys):
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "住宿费？", "evidence": "住宿费每晚不超过六百元",
+                                             "doc": "a", "spans": [{"doc": "b", "start": 4, "end": 15}]}])
+    assert main(["validate", "--corpus", str(two_docs), "--questions", str(q)]) == 1
+    out = capsys.readouterr().out
+    assert "spans[0].doc 'b' is another document than the question's doc 'a'" in out
+
+
+def test_validate_warns_about_questions_with_the_same_text(tmp_path, two_docs, capsys):
+    q = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": "q1", "question": "住宿费每晚多少？", "evidence": "住宿费每晚不超过六百元", "doc": "a"},
+        {"id": "q2", "question": "住宿费每晚多少？ ", "evidence": "住宿费每晚不超过六百元", "doc": "b"}])
+    assert main(["validate", "--corpus", str(two_docs), "--questions", str(q)]) == 0   # a warning, not an error
+    err = capsys.readouterr().err
+    assert "warning: questions q1 and q2 have the same text" in err
+    assert main(["validate", "--corpus", str(two_docs), "--questions", str(q), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["warnings"] == ["questions q1 and q2 have the same text: '住宿费每晚多少？ '"]

@@ -230,3 +230,12 @@ def test_bootstrap_arguments_found_by_the_mutation_run():
         bootstrap_many({"a": [1, 0, 1], "b": [1, float("nan")]})
     with pytest.raises(ValueError, match="level"):
         paired_bootstrap([1, 0], [0, 1], level=1.0)
+
+
+def test_paired_many_takes_a_metric_per_comparison():
+    a, b = [1, 0] * 20, [1, 0] * 20
+    res = paired_many({"h": (a, b), "r": (a, b)}, metric={"h": "hit", "r": "retrieved_chars"})
+    assert res["h"]["metric"] == "hit" and res["r"]["metric"] == "retrieved_chars"
+    assert decide(res["h"]) == "equivalent"
+    with pytest.raises(ValueError, match="one metric for every comparison"):
+        paired_many({"h": (a, b), "r": (a, b)}, metric={"h": "hit"})

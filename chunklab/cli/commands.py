@@ -93,8 +93,19 @@ def cmd_validate(args) -> int:
     # the same reading and locating rules as eval's load_questions: only the reporting differs
     questions, problems = check_questions(args.questions, corpus, max_file_bytes=limit)
     pinned = sum(q.pinned for q in questions)
+    first: dict[str, str] = {}
+    same_text = []  # a warning, not an error: a set may ask one thing about two documents
+    for q in questions:
+        text_key = " ".join(q.question.split())
+        if text_key in first:
+            same_text.append(f"questions {first[text_key]} and {q.id} have the same text: {q.question[:40]!r}")
+        else:
+            first[text_key] = q.id
     report = {"questions_file": args.questions, "corpus": corpus.name, "ok": not problems,
-              **summarize(questions), "pinned": pinned, "problems": [p.to_json() for p in problems]}
+              **summarize(questions), "pinned": pinned, "problems": [p.to_json() for p in problems],
+              "warnings": same_text}
+    if not args.json:
+        warn(same_text)
 
     def text() -> str:
         lines = [f"{args.questions}: {len(questions)} questions located, {report['evidence']} evidence strings, "

@@ -80,13 +80,18 @@ def warn(warnings: Iterable[str]) -> None:
         print(f"warning: {w}", file=sys.stderr)
 
 
+#: The largest --max-file-mb: a file is read into memory, and past this the size overflows an index.
+MAX_FILE_MB = 1_000_000
+
+
 def cap(args) -> int:
     """``--max-file-mb`` in bytes."""
     mb = getattr(args, "max_file_mb", None)
     if mb is None:
         return MAX_FILE_BYTES
-    if not (mb > 0 and math.isfinite(mb)):
-        raise CLIError(f"--max-file-mb must be a number > 0, got {mb:g}", where="--max-file-mb")
+    if not (0 < mb <= MAX_FILE_MB):
+        raise CLIError(f"--max-file-mb must be a number > 0 and <= {MAX_FILE_MB:,} (a terabyte), got {mb:g}",
+                       where="--max-file-mb")
     return max(1, round(mb * 1_000_000))
 
 

@@ -344,6 +344,10 @@ def _locate(rec: dict, corpus: Corpus, source: str, line: int) -> tuple[Question
             if msg:
                 probs.append(Problem(source, line, qid, f"spans[{i}]: {msg}", evidence=e))
                 continue
+            if doc is not None and where is not None and where.id != doc.id:
+                probs.append(Problem(source, line, qid, f"spans[{i}].doc {pin['doc']!r} is another document than "
+                                     f"the question's doc {doc_key!r}: give one, or make them agree", evidence=e))
+                continue
         if pin is not None and "start" in pin:
             hit, msg = at_offsets(corpus, where, e, pin["start"], pin["end"])
         else:

@@ -61,7 +61,7 @@ def parse_scheduler(spec: Any) -> tuple[str, Any]:
         if text == "local":
             return ("local", max(1, os.cpu_count() or 1))
         n = text[len("local:"):]
-        if not n.isdigit() or int(n) < 1:
+        if not (n.isascii() and n.isdigit()) or int(n) < 1:
             raise bad(" (N is the number of worker processes, an int >= 1)")
         return ("local", int(n))
     if text.endswith(".json") and "://" not in text:

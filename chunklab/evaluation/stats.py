@@ -299,7 +299,7 @@ def deciding_levels(p: Sequence[float], method: str = "holm", alpha: float = 0.0
 
 def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], method: str = "holm",
                 n: int = 2000, seed: int = 0, level: float = 0.95, *,
-                metric: str | None = None) -> dict[str, dict[str, Any]]:
+                metric: str | dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """:func:`paired_bootstrap` of several comparisons made together, corrected for their number.
 
     Each result gains ``p_adj`` (the p-value adjusted by ``method``, see :func:`adjust_pvalues`),
@@ -308,6 +308,8 @@ def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], metho
     confidence, e.g. 0.9875 for the first of four under Holm), and ``significant`` is "that
     interval excludes 0" — so a printed row can never look self-contradictory. The ordinary 95%
     interval and answer stay in ``lo_marginal``/``hi_marginal`` and ``significant_marginal``.
+    ``metric`` names what every comparison measured, or, as a dict, each comparison's own metric
+    (a group may mix hit, MRR, ...; see :func:`paired_bootstrap`).
 
     >>> r = paired_many({"x": ([1, 0] * 20, [0, 0] * 20), "y": ([1, 0, 0, 0] * 10, [0, 0, 1, 0] * 10)})
     >>> r["x"]["significant"], r["y"]["significant"], r["x"]["m"], r["x"]["level"]
@@ -318,7 +320,12 @@ def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], metho
     if method not in CORRECTIONS:
         raise ValueError(f"method must be one of {', '.join(CORRECTIONS)}, got {method!r}")
     level = _check_level(level)
-    runs = {name: _paired(a, b, n, seed, level, None, metric) for name, (a, b) in pairs.items()}
+    metrics = metric if isinstance(metric, dict) else {name: metric for name in pairs}
+    unknown = set(metrics) - set(pairs)
+    if unknown or not set(pairs) <= set(metrics):
+        raise ValueError(f"metric must name one metric for every comparison ({', '.join(map(str, pairs))}), "
+                         f"got {metric!r}")
+    runs = {name: _paired(a, b, n, seed, level, None, metrics[name]) for name, (a, b) in pairs.items()}
     res = {name: r for name, (r, _) in runs.items()}
     ps = [r["p"] for r in res.values()]
     adj = adjust_pvalues(ps, method)
