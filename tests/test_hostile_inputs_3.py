@@ -174,3 +174,26 @@ def test_validate_warns_about_questions_with_the_same_text(tmp_path, two_docs, c
     assert main(["validate", "--corpus", str(two_docs), "--questions", str(q), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["warnings"] == ["questions q1 and q2 have the same text: '住宿费每晚多少？ '"]
+
+
+# -- 15. cosmetic, but misleading ----------------------------------------------------------------------
+
+def test_an_unknown_option_is_named_before_a_missing_one(capsys):
+    _one_line_error(capsys, ["eval", "--bogus"], "unrecognized arguments: --bogus")
+    assert main(["eval", "--json", "--bogus"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == "unrecognized arguments: --bogus"
+    _one_line_error(capsys, ["eval"], "the following arguments are required: --questions")
+
+
+def test_the_eval_header_shows_the_k_that_was_used(capsys):
+    assert main(["eval", "--questions", "xiaobei", "--k", "100000"]) == 0
+    out = capsys.readouterr().out
+    assert ", k=100000" not in out and ", k=442," in out.splitlines()[0]
+
+
+def test_a_negative_span_start_is_one_problem(tmp_path, two_docs, capsys):
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "住宿费？", "evidence": "住宿费每晚不超过六百元",
+                                             "spans": [{"doc": "a", "start": -1, "end": 15}]}])
+    assert main(["validate", "--corpus", str(two_docs), "--questions", str(q)]) == 1
+    out = capsys.readouterr().out
+    assert "spans[0].start must be an int >= 0" in out and "end must be" not in out

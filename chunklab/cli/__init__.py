@@ -313,6 +313,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 
+def _unknown_first(argv: list[str]) -> str | None:
+    """argparse reports a missing required option before an unknown one (``eval --bogus`` says
+    "--questions is required"); the unknown option is the mistake to name first."""
+    parser = build_parser()
+    stack = [parser]
+    while stack:  # every (sub)parser's required options become optional for this one look
+        for action in stack.pop()._actions:
+            action.required = False
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+    try:
+        _, extra = parser.parse_known_args(argv)
+    except (UsageError, SystemExit):
+        return None
+    return f"unrecognized arguments: {' '.join(extra)}" if extra else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
@@ -320,8 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(argv)
         except UsageError as exc:
-            m = re.match(r"argument ([^:]+): ", exc.message)
-            return fail(exc.message, m.group(1) if m else None, as_json)
+            message = _unknown_first(argv) or exc.message
+            m = re.match(r"argument ([^:]+): ", message)
+            return fail(message, m.group(1) if m else None, as_json)
         except SystemExit as exc:  # --help or --version, already printed
             sys.stdout.flush()
             return int(exc.code or 0) if not isinstance(exc.code, str) else 2

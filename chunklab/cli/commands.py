@@ -185,7 +185,8 @@ def cmd_eval(args) -> int:
         warn(summary.get("warnings", ()))
 
     def text() -> str:
-        lines = [f"{chunker.label} on {corpus.name}: {len(questions)} questions, k={args.k}"
+        k_used = result.k_used if result.k_used is not None else args.k
+        lines = [f"{chunker.label} on {corpus.name}: {len(questions)} questions, k={k_used}"
                  + (f", budget={args.budget}" if args.budget else "") + f", {describe(settings, summary)}",
                  result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
                                "duplication"]),

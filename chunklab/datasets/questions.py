@@ -228,8 +228,8 @@ def _check_pins(obj: dict, n_ev: int | None, bad) -> None:
                     bad(f"spans[{i}]: unknown key {extra[0]!r} (allowed: doc, start, end)")
                 if not _offset(sp.get("start")):
                     bad(f"spans[{i}].start must be an int >= 0, got {dumps(sp.get('start'))}")
-                if sp.get("end") is not None and not (_offset(sp["end"]) and _offset(sp.get("start"))
-                                                      and sp["end"] > sp["start"]):
+                if sp.get("end") is not None and _offset(sp.get("start")) and not (
+                        _offset(sp["end"]) and sp["end"] > sp["start"]):
                     bad(f"spans[{i}].end must be an int greater than start, got {dumps(sp.get('end'))}")
                 if sp.get("doc") is not None and not isinstance(sp["doc"], str):
                     bad(f"spans[{i}].doc must be a string, got {dumps(sp['doc'])}")
