@@ -195,3 +195,60 @@ def test_cli_splitter_yielding_forever_is_one_line_error(own, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
     assert "forever_mod:forever" in lines[0] and "pieces" in lines[0] and "Traceback" not in r.stderr
+
+
+# -- item 1: the embedding cache's bound deletes only its own files --------------------------------
+
+def _user_files(folder: Path, n: int = 10, size: int = 100_000) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(n):
+        p = folder / f"{i:020d}-1-{i:08x}.npy"     # named like a segment, even
+        np.save(p, np.zeros(size // 8))
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))  # older than anything the cache writes
+        out.append(p)
+    return out
+
+
+def test_cache_bound_deletes_only_its_own_segments(tmp_path, monkeypatch):
+    from chunklab.retrieval.embed_cache import MARKER, EmbeddingCache
+
+    shared = tmp_path / "shared"
+    kept = _user_files(shared / "experiments" / "run1")
+    kept += _user_files(shared / "a" / "b", n=3)                 # the cache's layout, but not its folder
+    (shared / "notes.npy").write_bytes(b"x" * 50_000)
+    monkeypatch.setenv("CHUNKLAB_CACHE", str(shared))
+    monkeypatch.setenv("CHUNKLAB_CACHE_MAX_BYTES", "1000000")
+    cache = EmbeddingCache()
+    rng = np.random.default_rng(0)
+    for i in range(30):      # 30 segments of ~100 kB: three times the bound
+        texts = [f"text {i} {j}" for j in range(64)]
+        cache.put("toy-model", "passage", texts, rng.random((64, 384)).astype(np.float32))
+    assert all(p.exists() for p in kept)
+    assert (shared / "notes.npy").exists()
+    assert cache.size_bytes() <= 1_000_000
+    own = cache.folder("toy-model", "passage")
+    assert (own / MARKER).is_file() and len(list(own.glob("*.npy"))) < 30
+    # a file the user drops into the cache's own folder under another name is left alone too
+    stray = own / "mine.npy"
+    np.save(stray, np.zeros(10))
+    os.utime(stray, (1_000_000, 1_000_000))
+    for i in range(10):
+        cache.put("toy-model", "passage", [f"more {i} {j}" for j in range(64)], rng.random((64, 384)).astype(np.float32))
+    assert stray.exists() and all(p.exists() for p in kept)
+
+
+def test_cache_bound_keeps_bounding_an_older_chunklabs_folders(tmp_path):
+    # a folder an older chunklab wrote (no marker, but its MODEL file names the model its name
+    # was made from) is still the cache's own: its segments are bounded
+    from chunklab.retrieval.embed_cache import MARKER, EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, max_bytes=10**9)
+    rng = np.random.default_rng(1)
+    for i in range(5):
+        cache.put("old-model", "query", [f"q {i} {j}" for j in range(64)], rng.random((64, 384)).astype(np.float32))
+    folder = cache.folder("old-model", "query")
+    (folder / MARKER).unlink()
+    small = EmbeddingCache(tmp_path, max_bytes=200_000)
+    small.put("new-model", "query", ["x"], rng.random((1, 384)).astype(np.float32))
+    assert small.size_bytes() <= 200_000 and len(list(folder.glob("*.npy"))) < 5

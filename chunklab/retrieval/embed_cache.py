@@ -18,7 +18,11 @@ embed the same text both write it, and the duplicate is harmless. When a folder 
 segment to a merge reloads the folder). A segment that cannot be read is skipped.
 
 Size: bounded by ``max_bytes`` (default 1 GiB, or ``$CHUNKLAB_CACHE_MAX_BYTES``); past it, the
-oldest segments of the whole cache are deleted until it is under 80 % of the bound. For scale: a
+oldest segments of the whole cache are deleted until it is under 80 % of the bound. Only the
+cache's own files are ever deleted: segments (``.npy`` files named as the cache names them) in
+(model, mode) folders marked as its own by a :data:`MARKER` file, which :meth:`EmbeddingCache.put`
+writes (a folder of an older chunklab, whose ``MODEL`` file names the model its name was made from,
+counts as its own too). Anything else under ``$CHUNKLAB_CACHE`` is left alone, whatever its name. For scale: a
 384-dimension model (e5-small) takes 1.56 kB per text, so the ~62,000 sentence windows of every
 law in ``load_corpus("laws")`` take about 100 MB. Delete the folder to empty the cache.
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import time
 import uuid
 from pathlib import Path
@@ -43,11 +48,35 @@ import numpy as np
 
 from ..params import Param
 
-__all__ = ["EmbeddingCache", "default_cache_dir", "text_key", "DEFAULT_MAX_BYTES"]
+__all__ = ["EmbeddingCache", "default_cache_dir", "text_key", "DEFAULT_MAX_BYTES", "MARKER"]
 
 #: The default bound on the cache's size in bytes (``$CHUNKLAB_CACHE_MAX_BYTES`` overrides it).
 DEFAULT_MAX_BYTES = 1 << 30
 _LOCK_STALE_SECONDS = 600
+#: The file that marks a (model, mode) folder as the cache's own: only there does it delete files.
+MARKER = ".chunklab-embedding-cache"
+_MARKER_TEXT = (b"chunklab's embedding cache: the segments in this folder (NNN-PID-XXXXXXXX.npy) are its own;\n"
+                b"it deletes the oldest of them when the cache grows past its bound.\n")
+#: A segment's name: time (ns), process id, a random or ``merged`` tag.
+_SEGMENT = re.compile(r"\d{20}-\d+-(?:[0-9a-f]{8}|merged)\.npy")
+
+
+def _is_segment(name: str) -> bool:
+    return _SEGMENT.fullmatch(name) is not None
+
+
+def _own(folder: Path) -> bool:
+    """Whether ``folder`` is a (model, mode) folder of the cache: marked, or made by an older chunklab."""
+    try:
+        if (folder / MARKER).is_file():
+            return True
+        label = folder.parent / "MODEL"
+        if not label.is_file() or label.stat().st_size > 4096:
+            return False
+        model = label.read_bytes().decode("utf-8", "surrogatepass")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return model.endswith("\n") and _slug(model[:-1]) == folder.parent.name
 
 
 def default_cache_dir() -> Path:
@@ -82,7 +111,7 @@ class _Folder:
 
     def refresh(self) -> None:
         try:
-            names = {n for n in os.listdir(self.path) if n.endswith(".npy") and not n.startswith(".")}
+            names = {n for n in os.listdir(self.path) if _is_segment(n)}
         except OSError:   # not there yet (or not a folder): nothing cached
             names = set()
         if set(self.segments) - names:      # a merge removed segments: start over
@@ -177,6 +206,8 @@ class EmbeddingCache:
             label = f.path.parent / "MODEL"
             if not label.exists():
                 _atomic_write(label, (model + "\n").encode("utf-8", "surrogatepass"))
+            if not (f.path / MARKER).exists():
+                _atomic_write(f.path / MARKER, _MARKER_TEXT)
             name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.npy"
             _atomic_save(f.path / name, recs)
         except OSError as exc:
@@ -219,8 +250,11 @@ class EmbeddingCache:
             f.refresh()
 
     def _bound(self) -> None:
-        """Delete the oldest segments of the whole cache while it is larger than ``max_bytes``."""
-        files = _files(self.root, "*/*/*.npy")
+        """Delete the oldest segments of the whole cache while it is larger than ``max_bytes``.
+
+        Only segments in the cache's own folders (:func:`_own`) count and are deleted.
+        """
+        files = _segments(self.root)
         total = sum(size for _, size, _ in files)
         if total <= self.max_bytes:
             return
@@ -234,7 +268,7 @@ class EmbeddingCache:
 
     def size_bytes(self) -> int:
         """The bytes the segments take on disk."""
-        return sum(size for _, size, _ in _files(self.root, "*/*/*.npy"))
+        return sum(size for _, size, _ in _segments(self.root))
 
     def __len__(self) -> int:
         """Cached vectors over the (model, mode) folders this object has read."""
@@ -250,6 +284,27 @@ def _files(root: Path, pattern: str) -> list[tuple[float, int, Path]]:
         except OSError:
             continue
         out.append((st.st_mtime, st.st_size, p))
+    return out
+
+
+def _segments(root: Path) -> list[tuple[float, int, Path]]:
+    """``(mtime, size, path)`` of the segments in the cache's own (model, mode) folders under ``root``."""
+    out = []
+    for folder in root.glob("*/*"):
+        if not folder.is_dir() or not _own(folder):
+            continue
+        try:
+            names = [n for n in os.listdir(folder) if _is_segment(n)]
+        except OSError:
+            continue
+        for n in names:
+            p = folder / n
+            try:
+                st = p.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append((st.st_mtime, st.st_size, p))
     return out
 
 
