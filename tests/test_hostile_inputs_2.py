@@ -252,3 +252,121 @@ def test_cache_bound_keeps_bounding_an_older_chunklabs_folders(tmp_path):
     small = EmbeddingCache(tmp_path, max_bytes=200_000)
     small.put("new-model", "query", ["x"], rng.random((1, 384)).astype(np.float32))
     assert small.size_bytes() <= 200_000 and len(list(folder.glob("*.npy"))) < 5
+
+
+# -- item 10: cached vectors are checked before they are trusted -----------------------------------
+
+def _segments_of(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.npy"))
+
+
+def _rewrite(path: Path, change) -> None:
+    """Rewrite a segment in place, keys kept, its vectors changed by ``change(vec) -> vec``."""
+    recs = np.array(np.load(path, allow_pickle=False))
+    recs["vec"] = change(recs["vec"])
+    with open(path, "r+b") as fh:
+        np.save(fh, recs, allow_pickle=False)
+
+
+def _rename_to_its_checksum(path: Path) -> Path:
+    """Give a segment the name its (changed) bytes would have been written under."""
+    import hashlib
+
+    digest = hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+    new = path.with_name(path.name[:-len("0123456789abcdef.npy")] + digest + ".npy")
+    path.rename(new)
+    return new
+
+
+def _toy_embedder(root: Path, calls: list):
+    from chunklab.retrieval.embed_cache import EmbeddingCache
+    from chunklab.retrieval.embedder_base import CallableEmbedder
+
+    def fn(texts):
+        calls.append(len(texts))
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, sum(map(ord, t)) % 8] = 1.0
+        return out
+
+    return CallableEmbedder(fn, name="toy", cache=EmbeddingCache(root))
+
+
+@pytest.mark.parametrize("how", ["rewritten", "nan", "nan_with_checksum"])
+def test_cache_distrusts_changed_or_non_finite_vectors(tmp_path, how):
+    from chunklab.retrieval.embed_cache import EmbeddingCacheWarning
+
+    texts = [f"第{i}条" for i in range(20)]
+    calls: list = []
+    first = _toy_embedder(tmp_path, calls).embed(texts)
+    (seg,) = _segments_of(tmp_path / next(p.name for p in tmp_path.iterdir()) / "text")
+    if how == "rewritten":
+        _rewrite(seg, lambda v: np.roll(v, 1, axis=0))            # keys kept, vectors moved
+    else:
+        _rewrite(seg, lambda v: np.full_like(v, np.nan))
+        if how == "nan_with_checksum":
+            seg = _rename_to_its_checksum(seg)                 # as if the NaNs had been written so
+    calls.clear()
+    emb = _toy_embedder(tmp_path, calls)                       # a new process, in effect
+    with pytest.warns(EmbeddingCacheWarning) as said:
+        again = emb.embed(texts)
+    assert len(said) == 1 and "computed again" in str(said[0].message)
+    assert ("checksum" in str(said[0].message)) == (how != "nan_with_checksum")
+    assert np.array_equal(again, first) and sum(calls) == 20 and emb.stats.embedded == 20
+    assert not seg.exists()
+    # the recomputed vectors are cached again, and trusted
+    calls.clear()
+    import warnings as _w
+
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        assert np.array_equal(_toy_embedder(tmp_path, calls).embed(texts), first) and calls == []
+
+
+def test_cache_gives_an_older_segment_its_checksum(tmp_path):
+    texts = ["甲", "乙", "丙"]
+    calls: list = []
+    first = _toy_embedder(tmp_path, calls).embed(texts)
+    (seg,) = _segments_of(next(tmp_path.iterdir()) / "text")
+    old = seg.with_name(seg.name[:-len("-0123456789abcdef.npy")] + ".npy")   # as an older chunklab named it
+    seg.rename(old)
+    calls.clear()
+    assert np.array_equal(_toy_embedder(tmp_path, calls).embed(texts), first) and calls == []
+    assert not old.exists() and _segments_of(old.parent) == [seg]
+
+
+def test_cache_put_refuses_non_finite_vectors(tmp_path):
+    from chunklab.retrieval.embed_cache import EmbeddingCache
+
+    with pytest.raises(ValueError, match="finite"):
+        EmbeddingCache(tmp_path).put("toy", "query", ["a"], np.array([[np.nan, 1.0]], dtype=np.float32))
+
+
+def test_cli_cached_vectors_changed_in_place_are_recomputed(own, tmp_path):
+    import json
+
+    folder, q = own
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CHUNKLAB_CACHE": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "chunklab", "eval", "--corpus", str(folder), "--questions", str(q),
+            "--retriever", "dense", "--embedder", "e5-small", "-p", "target=30", "--k", "1", "--json"]
+
+    def run():
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout), r.stderr.strip().splitlines()
+
+    before, err = run()
+    assert before["hit"] == 1.0 and err == []
+    passages = next((tmp_path / "cache").iterdir()) / "passage"
+    for seg in _segments_of(passages):
+        _rewrite(seg, lambda v: np.roll(v, 1, axis=0))
+    after, err = run()
+    assert after["hit"] == before["hit"] and after["mrr"] == before["mrr"]
+    assert len(err) == 1 and err[0].startswith("warning: embedding cache ") and "checksum" in err[0], err
+    for seg in _segments_of(passages):     # NaN vectors under a matching checksum: no numpy RuntimeWarning
+        _rewrite(seg, lambda v: np.full_like(v, np.nan))
+        _rename_to_its_checksum(seg)
+    after, err = run()
+    assert after["hit"] == before["hit"]
+    assert len(err) == 1 and "NaN or infinite" in err[0] and "RuntimeWarning" not in " ".join(err), err
+    assert not any("share no" in w for w in after.get("warnings", []))

@@ -47,7 +47,8 @@ from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategie
 from .configs import (TOKENIZER_NAMES, evaluate_chunker, load_inputs, parse_config, settings_from_args,
                       splitter_chunker)
 from .engines import add_retrieval_args, describe, retrieval_fields
-from .output import CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error, warn, where_of
+from .output import (CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error,
+                     runtime_warnings_as_lines, warn, where_of)
 
 __all__ = ["main", "build_parser", "settings_from_args", "parse_config", "CLIError"]
 
@@ -345,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0) if not isinstance(exc.code, str) else 2
         as_json = bool(getattr(args, "json", False))
         try:
-            status = int(args.func(args) or 0)
+            with runtime_warnings_as_lines():
+                status = int(args.func(args) or 0)
             sys.stdout.flush()
             return status
         except BrokenPipeError:

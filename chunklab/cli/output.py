@@ -7,17 +7,21 @@ JSON object ``{"error": ..., "where": ...}`` on stdout. Warnings are ``warning:`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import shlex
 import sys
-from typing import Any, Callable, Iterable
+import warnings
+from typing import Any, Callable, Iterable, Iterator
 
 from ..datasets.files import MAX_FILE_BYTES
 from ..datasets.questions import QuestionError
+from ..retrieval.embed_cache import EmbeddingCacheWarning
 
-__all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed"]
+__all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed",
+           "runtime_warnings_as_lines"]
 
 
 class CLIError(Exception):
@@ -82,6 +86,30 @@ def warn(warnings: Iterable[str]) -> None:
 
 #: The largest --max-file-mb: a file is read into memory, and past this the size overflows an index.
 MAX_FILE_MB = 1_000_000
+
+
+#: Warnings the library raises while a command runs that the command line shows as ``warning:`` lines.
+_LINE_WARNINGS = (EmbeddingCacheWarning,)
+
+
+@contextlib.contextmanager
+def runtime_warnings_as_lines() -> Iterator[None]:
+    """While a command runs, the library's runtime warnings (:data:`_LINE_WARNINGS`, e.g. cached
+    vectors computed again) are one ``warning:`` line each on stderr, each said once; others as usual."""
+    with warnings.catch_warnings():
+        default = warnings.showwarning
+        said: set[str] = set()
+
+        def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+            if not issubclass(category, _LINE_WARNINGS):
+                return default(message, category, filename, lineno, file, line)
+            text = _one_line(message)
+            if text not in said:
+                said.add(text)
+                print(f"warning: {text}", file=sys.stderr)
+
+        warnings.showwarning = show
+        yield
 
 
 def cap(args) -> int:

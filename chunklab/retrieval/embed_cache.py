@@ -9,7 +9,12 @@ is in ``.gitignore``: never committed). One folder per model (its name, made saf
 the full name is in the folder's ``MODEL`` file), one sub-folder per mode, and in it *segments*:
 ``.npy`` files of records ``(key, tokens, vector)`` — ``key`` the 16-byte BLAKE2b digest of the
 text's UTF-8 bytes, ``tokens`` the text's length in the model's tokens (-1: not counted), and the
-float32 vector exactly as the model returned it.
+float32 vector exactly as the model returned it. A segment's name ends with a checksum of its bytes
+(BLAKE2b, 8 bytes): a segment whose bytes no longer match it (rewritten in place after it was
+written), or that holds a vector that is not finite, is not used — it is deleted, its vectors are
+computed again, and an :class:`EmbeddingCacheWarning` says so once. A segment an older chunklab
+wrote without a checksum gets one when it is first read (trusted on first use; its vectors are
+still checked for being finite).
 
 Safe with concurrent processes: a segment is written under a temporary name and renamed into
 place (``os.replace`` is atomic), so a reader sees a whole segment or none; two processes that
@@ -37,28 +42,44 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 import re
 import stat
 import time
 import uuid
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..params import Param
 
-__all__ = ["EmbeddingCache", "default_cache_dir", "text_key", "DEFAULT_MAX_BYTES", "MARKER"]
+__all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "default_cache_dir", "text_key", "DEFAULT_MAX_BYTES",
+           "MARKER"]
 
 #: The default bound on the cache's size in bytes (``$CHUNKLAB_CACHE_MAX_BYTES`` overrides it).
 DEFAULT_MAX_BYTES = 1 << 30
 _LOCK_STALE_SECONDS = 600
 #: The file that marks a (model, mode) folder as the cache's own: only there does it delete files.
 MARKER = ".chunklab-embedding-cache"
-_MARKER_TEXT = (b"chunklab's embedding cache: the segments in this folder (NNN-PID-XXXXXXXX.npy) are its own;\n"
+_MARKER_TEXT = (b"chunklab's embedding cache: the segments in this folder (NNN-PID-TAG-CHECKSUM.npy) are its own;\n"
                 b"it deletes the oldest of them when the cache grows past its bound.\n")
-#: A segment's name: time (ns), process id, a random or ``merged`` tag.
-_SEGMENT = re.compile(r"\d{20}-\d+-(?:[0-9a-f]{8}|merged)\.npy")
+#: A segment's name: time (ns), process id, a random or ``merged`` tag, and the checksum of its bytes
+#: (which segments written before checksums lack).
+_SEGMENT = re.compile(r"(\d{20}-\d+-(?:[0-9a-f]{8}|merged))(?:-([0-9a-f]{16}))?\.npy")
+
+
+class EmbeddingCacheWarning(UserWarning):
+    """Cached vectors that could not be trusted (changed after they were written, or not finite): computed again."""
+
+
+def _checksum(path: Path) -> str:
+    """The checksum a segment's name carries: BLAKE2b (8 bytes, hex) of the file's bytes."""
+    h = hashlib.blake2b(digest_size=8)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _is_segment(name: str) -> bool:
@@ -102,12 +123,42 @@ def _record_dtype(dims: int) -> np.dtype:
 
 
 class _Folder:
-    """The segments of one (model, mode) folder, indexed by key; reloaded when the folder changes."""
+    """The segments of one (model, mode) folder, indexed by key; reloaded when the folder changes.
 
-    def __init__(self, path: Path) -> None:
+    ``report(kind, path, vectors)`` is told of each segment that is not used: ``"changed"`` (its
+    bytes do not match its checksum) or ``"not finite"`` (a NaN or infinite vector).
+    """
+
+    def __init__(self, path: Path, report: Any = None) -> None:
         self.path = path
+        self.report = report
         self.segments: dict[str, np.ndarray] = {}      # file name -> records (memory-mapped)
         self.index: dict[bytes, tuple[str, int]] = {}   # key -> (file name, row)
+
+    def _checked_name(self, name: str) -> str | None:
+        """``name``, or its new name once an unchecked (older) segment is given its checksum; None
+        when the segment does not match its checksum or is gone."""
+        m = _SEGMENT.fullmatch(name)
+        path = self.path / name
+        try:
+            digest = _checksum(path)
+        except OSError:
+            return None
+        if m.group(2) is not None:
+            return name if digest == m.group(2) else None
+        named = f"{m.group(1)}-{digest}.npy"
+        try:
+            os.rename(path, self.path / named)
+        except FileNotFoundError:  # another process has just renamed it: found on the next refresh
+            return None
+        except OSError:            # a read-only cache: read as it is
+            return name
+        return named
+
+    def _drop(self, name: str, kind: str, vectors: int) -> None:
+        (self.path / name).unlink(missing_ok=True)
+        if self.report is not None:
+            self.report(kind, self.path / name, vectors)
 
     def refresh(self) -> None:
         try:
@@ -122,6 +173,24 @@ class _Folder:
                 if recs.dtype.names != ("key", "tokens", "vec"):
                     continue
             except (OSError, ValueError, EOFError):   # half-written by a crashed process, or foreign
+                continue
+            checked = self._checked_name(name)
+            if checked is None:
+                if (self.path / name).exists():
+                    try:
+                        self._drop(name, "changed", len(recs))
+                    except OSError:
+                        pass
+                continue
+            if checked != name:
+                name = checked
+                if name in self.segments:
+                    continue
+            if not np.isfinite(recs["vec"]).all():
+                try:
+                    self._drop(name, "not finite", len(recs))
+                except OSError:
+                    pass
                 continue
             self.segments[name] = recs
             keys = np.ascontiguousarray(recs["key"]).tobytes()
@@ -154,6 +223,18 @@ class EmbeddingCache:
         self.max_segments = Param("int", 64, low=2).validate("max_segments", max_segments)
         self.error: str | None = None
         self._folders: dict[tuple[str, str], _Folder] = {}
+        self._warned: set[str] = set()
+
+    def _distrust(self, kind: str, path: Path, vectors: int) -> None:
+        """A segment not used (see :class:`_Folder`): an :class:`EmbeddingCacheWarning`, once per kind."""
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        why = ("its bytes do not match the checksum it was written with (changed since)" if kind == "changed"
+               else "it holds NaN or infinite vectors")
+        warnings.warn(f"embedding cache {self.root}: segment {path.parent.parent.name}/{path.parent.name}/"
+                      f"{path.name} is not used, {why}; it is deleted and its {vectors} vectors are "
+                      f"computed again (said once)", EmbeddingCacheWarning, stacklevel=4)
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.root)!r}, max_bytes={self.max_bytes})"
@@ -168,7 +249,7 @@ class EmbeddingCache:
     def _folder(self, model: str, mode: str) -> _Folder:
         f = self._folders.get((model, mode))
         if f is None:
-            f = self._folders[(model, mode)] = _Folder(self.folder(model, mode))
+            f = self._folders[(model, mode)] = _Folder(self.folder(model, mode), self._distrust)
             f.refresh()
         return f
 
@@ -196,6 +277,8 @@ class EmbeddingCache:
         vectors = np.asarray(vectors, dtype=np.float32)
         if self.error is not None or not len(texts):
             return
+        if not np.isfinite(vectors).all():
+            raise ValueError("vectors must be finite to be cached (NaN or infinite values given)")
         recs = np.zeros(len(texts), dtype=_record_dtype(vectors.shape[1]))
         recs["key"] = np.frombuffer(b"".join(text_key(t) for t in texts), dtype=np.uint8).reshape(-1, 16)
         recs["tokens"] = -1 if tokens is None else np.asarray(tokens, dtype=np.int64).clip(-1, 2**31 - 1)
@@ -208,8 +291,7 @@ class EmbeddingCache:
                 _atomic_write(label, (model + "\n").encode("utf-8", "surrogatepass"))
             if not (f.path / MARKER).exists():
                 _atomic_write(f.path / MARKER, _MARKER_TEXT)
-            name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.npy"
-            _atomic_save(f.path / name, recs)
+            _atomic_save(f.path, f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}", recs)
         except OSError as exc:
             self.error = f"embedding cache at {self.root} is read-only from now on: {type(exc).__name__}: {exc}"
             return
@@ -237,7 +319,7 @@ class EmbeddingCache:
             merged = np.concatenate([np.asarray(p) for p in parts])
             _, first = np.unique(merged["key"], axis=0, return_index=True)
             merged = merged[np.sort(first)]
-            _atomic_save(f.path / f"{time.time_ns():020d}-{os.getpid()}-merged.npy", merged)
+            _atomic_save(f.path, f"{time.time_ns():020d}-{os.getpid()}-merged", merged)
             for n in names:
                 (f.path / n).unlink(missing_ok=True)
             for mtime, _, stale in _files(f.path, ".tmp-*"):   # left by a process that crashed
@@ -315,12 +397,15 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _atomic_save(path: Path, recs: np.ndarray) -> None:
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}.npy"
+def _atomic_save(folder: Path, stem: str, recs: np.ndarray) -> Path:
+    """Save ``recs`` as ``folder/<stem>-<checksum>.npy`` (written aside, then renamed into place)."""
+    tmp = folder / f".tmp-{uuid.uuid4().hex}.npy"
     try:
         with open(tmp, "wb") as fh:
             np.save(fh, recs, allow_pickle=False)
+        path = folder / f"{stem}-{_checksum(tmp)}.npy"
         os.replace(tmp, path)
+        return path
     finally:
         if tmp.exists():
             tmp.unlink(missing_ok=True)
