@@ -82,13 +82,13 @@ _NO_META: Mapping[str, Any] = MappingProxyType({})
 
 
 def _nested_repeat(pattern: str) -> bool:
-    """Does ``pattern`` repeat a group that can itself match a repeated piece (``(a+)+``, ``(a*b?)*``)?
+    r"""Does ``pattern`` repeat a group that can itself match a repeated piece (``(a+)+``, ``(a*b?)*``)?
 
     Such patterns backtrack exponentially on a near-miss (41 ``a`` then ``b`` against ``(a+)+$``),
     so user-supplied separators that contain one are refused. Read from the parsed pattern (the
     standard library's parser), not from its text.
 
-    >>> _nested_repeat("(a+)+$"), _nested_repeat("(?:\\n\\s*)+"), _nested_repeat("[。！？]+"), _nested_repeat("(ab)+")
+    >>> _nested_repeat("(a+)+$"), _nested_repeat(r"(?:\n\s*)+"), _nested_repeat("[。！？]+"), _nested_repeat("(ab)+")
     (True, True, False, False)
     """
     from re import _parser  # type: ignore[attr-defined]  # the stdlib's own parser, kept for this use
