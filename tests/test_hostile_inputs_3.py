@@ -197,3 +197,16 @@ def test_a_negative_span_start_is_one_problem(tmp_path, two_docs, capsys):
     assert main(["validate", "--corpus", str(two_docs), "--questions", str(q)]) == 1
     out = capsys.readouterr().out
     assert "spans[0].start must be an int >= 0" in out and "end must be" not in out
+
+
+def test_offsets_off_by_a_dropped_bom_say_so(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_bytes("\ufeff第一条 住宿费每晚不超过六百元。\n".encode("utf-8"))
+    raw = "\ufeff第一条 住宿费每晚不超过六百元。\n"
+    start = raw.index("住宿费")   # counted on the raw file, BOM included
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "住宿费？", "evidence": "住宿费每晚不超过六百元",
+                                             "doc": "a", "start": start, "end": start + 11}])
+    assert main(["validate", "--corpus", str(docs), "--questions", str(q)]) == 1
+    out = capsys.readouterr().out
+    assert "it is 1 character earlier" in out and "byte-order mark" in out

@@ -78,9 +78,9 @@ class Criterion:
         """The rule in one line of Chinese, for tables."""
         if self.kind == "direction":
             side = "更高" if self.expect > 0 else "更低"
-            return f"方向：差值{side}，配对区间不含 0 为成立"
+            return f"方向：差值{side}，配对区间不含 0 为成立（区间整个落在指标的等效界内为等效）"
         if self.kind == "magnitude":
-            return f"方向 + 幅度：同方向且区间不排除原文的 {self.claimed:+g}"
+            return f"方向 + 幅度：同方向且区间不排除原文的 {self.claimed:+g}（排除则加“幅度不符”）"
         if self.kind == "non-inferiority":
             return f"非劣：区间差的一端不低于 −{self.margin:g}"
         if self.kind == "equivalence":
@@ -165,7 +165,8 @@ REGISTER: dict[tuple[str, str], Criterion] = {(c.cid, c.part): c for c in [
     _c("C23", "budget", "direction", _HIT, "同预算", "同上，在同预算尺子上"),
     _c("C24", "", "check", "候选集规模", "—", "核对分层候选集是否落在 40–60 组之内"),
     _c("C25", "", "check", "固定长度切分的参数约束", "—", "核对 overlap ≥ size 时循环不前进、chunklab 拒绝这种参数"),
-    _c("C26", "", "direction", "hit（固定 k 的 2048−512 优势减去同预算的）", "固定 k 与同预算",
+    _c("C26", "", "direction", "hit（固定 k 下 2048 块对 512 块的优势减去同预算下的；第 5 章用固定切分，第 6 章用递归切分）",
+       "固定 k 与同预算",
        "“固定 K 让大块占优”：差中差为正，即固定 k 比同预算更偏袒大块"),
     _c("C27", "", "check", "验收指标是否都能算", "—", "核对 7 项指标都由 evaluate 算出"),
     _c("C28", "", "check", "按 token id 切开多字节字符", "—", "核对直接切出现 U+FFFD、对齐字符边界后没有"),

@@ -183,7 +183,12 @@ def at_offsets(corpus: Corpus, doc: Document | None, e: str, start: int,
                  if where else f"which does not occur in {doc.id!r}")
     length = (f"; end - start is {stop - start} but the evidence has {len(e)} characters"
               if stop - start != len(e) else "")
-    return None, f"the text at {start}:{stop} of doc {doc.id!r} is {preview(found)}, not the evidence ({elsewhere}){length}"
+    early = [start - w for w in where if 0 < start - w <= 8]
+    shift = (f"; it is {early[0]} character{'s' if early[0] > 1 else ''} earlier: offsets counted on the raw file "
+             "are off when it begins with a byte-order mark or has \\r\\n line ends, which chunklab drops and "
+             "reads as one character" if early else "")
+    return None, (f"the text at {start}:{stop} of doc {doc.id!r} is {preview(found)}, not the evidence "
+                  f"({elsewhere}){length}{shift}")
 
 
 def describe(doc: Document) -> str:
