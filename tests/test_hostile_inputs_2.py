@@ -370,3 +370,117 @@ def test_cli_cached_vectors_changed_in_place_are_recomputed(own, tmp_path):
     assert after["hit"] == before["hit"]
     assert len(err) == 1 and "NaN or infinite" in err[0] and "RuntimeWarning" not in " ".join(err), err
     assert not any("share no" in w for w in after.get("warnings", []))
+
+
+# -- PDFs made by hand: a compressed text stream, an image-only page with any page box -------------
+
+def _raw_pdf(path: Path, pages: list[dict]) -> Path:
+    """A minimal PDF: each page ``{"box": (w, h), "lines": n, "chars": per line}`` (Helvetica text,
+    one FlateDecode stream) or ``{"box": (w, h), "image": True}`` (a small gray image over the page)."""
+    import zlib
+
+    objs: list[bytes] = [b"", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+
+    def add(body: bytes) -> int:
+        objs.append(body)
+        return len(objs)
+
+    def stream(data: bytes, extra: bytes = b"") -> bytes:
+        packed = zlib.compress(data, 9)
+        return b"<< /Length %d /Filter /FlateDecode %s>>\nstream\n" % (len(packed), extra) + packed + b"\nendstream"
+
+    kids = []
+    for spec in pages:
+        w, h = spec["box"]
+        if spec.get("image"):
+            pixels = bytes((x * 7 + y * 3) % 256 for y in range(16) for x in range(16))
+            img = add(stream(pixels, b"/Type /XObject /Subtype /Image /Width 16 /Height 16 "
+                                     b"/ColorSpace /DeviceGray /BitsPerComponent 8 "))
+            content = add(stream(b"q %g 0 0 %g 0 0 cm /Im0 Do Q" % (w, h)))
+            res = b"<< /XObject << /Im0 %d 0 R >> >>" % img
+        else:
+            line = b"(" + (b"abcdefghij" * (spec["chars"] // 10 + 1))[:spec["chars"]] + b") '\n"
+            content = add(stream(b"BT /F1 8 Tf 9 TL 10 %g Td\n" % (h - 10) + line * spec["lines"] + b"ET"))
+            res = b"<< /Font << /F1 3 0 R >> >>"
+        kids.append(add(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] /Resources %s /Contents %d 0 R >>"
+                        % (w, h, res, content)))
+    objs[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+# -- item 2: characters per page and per file are capped; pages are released ----------------------
+
+def test_pdf_page_over_the_char_limit_is_an_error(tmp_path):
+    from chunklab.preprocess import PdfError, pipeline
+    from chunklab.preprocess.pdf import char_limits, read_pages
+
+    pdf = _raw_pdf(tmp_path / "bomb.pdf", [{"box": (600, 800), "lines": 10, "chars": 50},
+                                           {"box": (600, 800), "lines": 400, "chars": 50}])
+    assert pdf.stat().st_size < 3000        # 20,000 characters from a small compressed stream
+    with pytest.raises(PdfError, match=r"bomb\.pdf: page 2 has more than 1,000 characters, the limit per page "
+                                       r"\(raise it with --max-page-chars"):
+        read_pages(pdf, max_page_chars=1000)
+    with char_limits(max_page_chars=1000), pytest.raises(PdfError, match="page 2 has more than 1,000"):
+        pipeline(pdf, ocr=False)
+    pages = read_pages(pdf, max_page_chars=20_000)
+    assert sum(len(g.text) for g in pages[1].segments) == 20_000
+
+
+def test_pdf_file_over_the_char_limit_is_an_error(tmp_path):
+    from chunklab.preprocess import PdfError
+    from chunklab.preprocess.pdf import read_pages
+
+    pdf = _raw_pdf(tmp_path / "long.pdf", [{"box": (600, 800), "lines": 10, "chars": 50}] * 5)   # 500 a page
+    with pytest.raises(PdfError, match=r"long\.pdf: page 4 takes the pages read past 1,600 characters, the limit "
+                                       r"per file \(raise it with --max-pdf-chars"):
+        read_pages(pdf, max_file_chars=1600)
+    assert len(read_pages(pdf, max_file_chars=2500)) == 5
+
+
+def test_pdf_pages_are_released_as_they_are_read(tmp_path, monkeypatch):
+    import pdfplumber.page
+
+    from chunklab.preprocess import pdf as pdf_mod
+
+    events = []
+    close = pdfplumber.page.Page.close
+
+    def spy_close(self):
+        events.append(("close", self.page_number))
+        return close(self)
+
+    segments = pdf_mod.segments_from_chars
+
+    def spy_segments(chars, number):
+        events.append(("read", number))
+        return segments(chars, number)
+
+    monkeypatch.setattr(pdfplumber.page.Page, "close", spy_close)
+    monkeypatch.setattr(pdf_mod, "segments_from_chars", spy_segments)
+    pdf = _raw_pdf(tmp_path / "three.pdf", [{"box": (600, 800), "lines": 3, "chars": 20}] * 3)
+    pdf_mod.read_pages(pdf)
+    assert events[:6] == [("read", 1), ("close", 1), ("read", 2), ("close", 2), ("read", 3), ("close", 3)]
+
+
+def test_cli_pdf_char_limits(tmp_path, capsys):
+    from chunklab.cli import main
+
+    pdf = _raw_pdf(tmp_path / "bomb.pdf", [{"box": (600, 800), "lines": 400, "chars": 50}])
+    assert main(["chunk", str(pdf), "--max-page-chars", "5000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bomb.pdf" in err[0] and "page 1 has more than 5,000 characters" in err[0] \
+        and "--max-page-chars" in err[0], err
+    assert main(["chunk", str(pdf), "--max-pdf-chars", "0"]) == 2
+    assert "--max-pdf-chars must be an int >= 1, got 0" in capsys.readouterr().err
+    assert main(["chunk", str(pdf), "--json"]) == 0          # 20,000 characters: within the defaults

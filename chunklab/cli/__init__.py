@@ -40,6 +40,7 @@ from ..datasets.questions import QuestionError
 from ..evaluation.distributed import parse_scheduler
 from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
 from ..params import loads_json
+from ..preprocess.pdf import MAX_FILE_CHARS, MAX_PAGE_CHARS
 from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
 from .benchmarks import add_bench_parser
@@ -48,7 +49,7 @@ from .configs import (TOKENIZER_NAMES, evaluate_chunker, load_inputs, parse_conf
                       splitter_chunker)
 from .engines import add_retrieval_args, describe, retrieval_fields
 from .output import (CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error,
-                     runtime_warnings_as_lines, warn, where_of)
+                     pdf_limits, runtime_warnings_as_lines, warn, where_of)
 
 __all__ = ["main", "build_parser", "settings_from_args", "parse_config", "CLIError"]
 
@@ -217,6 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
     def max_file(sp) -> None:
         sp.add_argument("--max-file-mb", type=float, default=None, metavar="MB",
                         help=f"largest file read, in MB (default {MAX_FILE_BYTES // 1_000_000}); a bigger one is an error")
+        sp.add_argument("--max-page-chars", type=int, default=None, metavar="N",
+                        help=f"most characters a PDF page's text may hold (default {MAX_PAGE_CHARS:,}); "
+                             f"more is an error naming the file and page")
+        sp.add_argument("--max-pdf-chars", type=int, default=None, metavar="N",
+                        help=f"most characters a PDF file's text may hold (default {MAX_FILE_CHARS:,}); "
+                             f"more is an error naming the file")
 
     s = sub.add_parser("chunk", help="chunk one file and print the chunks")
     s.add_argument("file")
@@ -346,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0) if not isinstance(exc.code, str) else 2
         as_json = bool(getattr(args, "json", False))
         try:
-            with runtime_warnings_as_lines():
+            with runtime_warnings_as_lines(), pdf_limits(args):
                 status = int(args.func(args) or 0)
             sys.stdout.flush()
             return status

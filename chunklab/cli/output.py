@@ -21,7 +21,7 @@ from ..datasets.questions import QuestionError
 from ..retrieval.embed_cache import EmbeddingCacheWarning
 
 __all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed",
-           "runtime_warnings_as_lines"]
+           "runtime_warnings_as_lines", "pdf_limits"]
 
 
 class CLIError(Exception):
@@ -109,6 +109,21 @@ def runtime_warnings_as_lines() -> Iterator[None]:
                 print(f"warning: {text}", file=sys.stderr)
 
         warnings.showwarning = show
+        yield
+
+
+@contextlib.contextmanager
+def pdf_limits(args) -> Iterator[None]:
+    """``--max-page-chars`` / ``--max-pdf-chars`` as the PDF readers' limits while the command runs."""
+    from ..preprocess.pdf import char_limits
+
+    values = {}
+    for flag, name in (("--max-page-chars", "max_page_chars"), ("--max-pdf-chars", "max_pdf_chars")):
+        v = getattr(args, name, None)
+        if v is not None and v < 1:
+            raise CLIError(f"{flag} must be an int >= 1, got {v}", where=flag)
+        values[name] = v
+    with char_limits(values["max_page_chars"], values["max_pdf_chars"]):
         yield
 
 

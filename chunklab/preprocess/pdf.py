@@ -27,15 +27,25 @@ read at all (missing, empty, truncated, not a PDF, password-protected), and
 records a page it cannot use in ``meta["skipped_pages"]`` with the reason
 (empty page, a scanned page with OCR off or unavailable, a page that fails to
 parse). :func:`chunklab.preprocess.extract_many` collects failures per file.
+
+Limits: a page may hold at most :data:`MAX_PAGE_CHARS` characters and a file
+:data:`MAX_FILE_CHARS` (:func:`char_limits`, ``--max-page-chars`` and
+``--max-pdf-chars`` raise them); past either, :func:`read_pages` stops parsing
+and raises :class:`PdfError` naming the file, the page and the limit (a 7.7 KB
+file whose one compressed stream inflates to 2 MB of text lines took 4.4 GB).
+Each page's parsed objects are released once the page is read, so memory grows
+with the text extracted, not with the pages' parse trees.
 """
 from __future__ import annotations
 
 import bisect
+import contextlib
+import contextvars
 import re
 import statistics
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..core import Chunk, Document
 from . import ocr as ocr_mod
@@ -46,8 +56,63 @@ from .tables import find_rule_tables, find_tables
 
 __all__ = [
     "PdfError", "Segment", "Page", "Region", "read_pages", "build_document", "figure_records",
-    "extract_pdf", "locate", "pages_of", "EMPTY_PAGE", "NO_TEXT_LAYER",
+    "extract_pdf", "locate", "pages_of", "EMPTY_PAGE", "NO_TEXT_LAYER", "MAX_PAGE_CHARS", "MAX_FILE_CHARS",
+    "char_limits",
 ]
+
+#: Characters a page's text layer may hold (a dense page of Chinese has 2,000 to 4,000).
+MAX_PAGE_CHARS = 200_000
+#: Characters a whole file's text layers may hold (5,000 dense pages).
+MAX_FILE_CHARS = 20_000_000
+_CHAR_LIMITS: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar(
+    "chunklab_pdf_char_limits", default=(MAX_PAGE_CHARS, MAX_FILE_CHARS))
+
+
+@contextlib.contextmanager
+def char_limits(max_page_chars: int | None = None, max_file_chars: int | None = None) -> Iterator[None]:
+    """Within the block, :func:`read_pages` (and so every PDF reader of chunklab) uses these limits
+    (None: the default). The command line's ``--max-page-chars`` / ``--max-pdf-chars`` set them."""
+    from ..params import Param
+
+    page = Param("int", MAX_PAGE_CHARS, low=1, none_ok=True).validate("max_page_chars", max_page_chars)
+    whole = Param("int", MAX_FILE_CHARS, low=1, none_ok=True).validate("max_file_chars", max_file_chars)
+    token = _CHAR_LIMITS.set((MAX_PAGE_CHARS if page is None else page, MAX_FILE_CHARS if whole is None else whole))
+    try:
+        yield
+    finally:
+        _CHAR_LIMITS.reset(token)
+
+
+class _TooManyChars(Exception):
+    pass
+
+
+def _parse_layout(pp, limit: int) -> int:
+    """Parse a page's layout as pdfplumber's ``Page.layout`` does, stopping past ``limit`` characters
+    (pdfminer would otherwise make an object of every glyph of a stream however long)."""
+    from pdfminer.pdfinterp import PDFPageInterpreter
+    from pdfplumber.page import PDFPageAggregatorWithMarkedContent
+
+    class Capped(PDFPageAggregatorWithMarkedContent):
+        count = 0
+
+        def render_char(self, *args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            if self.count > limit:
+                raise _TooManyChars()
+            return super().render_char(*args, **kwargs)
+
+    from pdfplumber.utils.exceptions import PdfminerException
+
+    device = Capped(pp.pdf.rsrcmgr, pageno=pp.page_number, laparams=pp.pdf.laparams)
+    try:
+        PDFPageInterpreter(pp.pdf.rsrcmgr, device).process_page(pp.page_obj)
+    except _TooManyChars:
+        raise
+    except Exception as exc:   # as pdfplumber's own Page.layout reports it
+        raise PdfminerException(exc) from exc
+    pp._layout = device.get_result()
+    return device.count
 
 #: A line ending within this many font sizes of its column's right edge counts as wrapped (the
 #: paragraph goes on); a shorter one ends its line.
@@ -97,7 +162,8 @@ def _open(path: Path, password: str | None):
 
 def read_pages(path: str | Path, password: str | None = None, tables: bool = False,
                ocr: bool | str = False, lang: str = "chi_sim", pages: Sequence[int] | None = None,
-               merged: str = "fill") -> list[Page]:
+               merged: str = "fill", max_page_chars: int | None = None,
+               max_file_chars: int | None = None) -> list[Page]:
     """Every page of the PDF at ``path`` (or the 1-based page numbers in ``pages``) as a :class:`Page`.
 
     ``tables``: find ruled tables (:func:`chunklab.preprocess.tables.find_tables`,
@@ -110,10 +176,23 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
     (``Page.figures``), out of the text. A page that yields no segments has
     ``skipped`` set to the reason. Raises :class:`PdfError` when the file cannot
     be read, ``ValueError`` for a page number that is not in the file.
+
+    ``max_page_chars`` / ``max_file_chars`` (default: :func:`char_limits`'s, else
+    :data:`MAX_PAGE_CHARS` / :data:`MAX_FILE_CHARS`): a page, or the pages read, with more
+    characters is a :class:`PdfError` naming the page and the limit. Each page's parse is
+    released once it has been read.
     """
+    from ..params import Param
+
     path = Path(path)
+    dflt_page, dflt_file = _CHAR_LIMITS.get()
+    max_page = Param("int", dflt_page, low=1, none_ok=True).validate("max_page_chars", max_page_chars)
+    max_file = Param("int", dflt_file, low=1, none_ok=True).validate("max_file_chars", max_file_chars)
+    max_page = dflt_page if max_page is None else max_page
+    max_file = dflt_file if max_file is None else max_file
     pdf = _open(path, password)
     out: list[Page] = []
+    total = 0
     with pdf:
         numbers = list(range(1, len(pdf.pages) + 1)) if pages is None else [int(n) for n in pages]
         bad = [n for n in numbers if not 1 <= n <= len(pdf.pages)]
@@ -121,37 +200,61 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
             raise ValueError(f"{path}: no page {bad[0]} (the file has {len(pdf.pages)} pages)")
         for number in numbers:
             pp = pdf.pages[number - 1]
-            page = Page(number, float(pp.width), float(pp.height))
-            out.append(page)
             try:
-                chars = list(pp.chars)
-                page.n_images = len(pp.images)
-                if tables and chars:
-                    found = find_tables(pp, number, merged=merged)
-                    found += find_rule_tables(pp, number, exclude=[t.bbox for t in found])
-                    if found:
-                        page.segments.extend(found)
-                        chars = [c for c in chars if not any(_inside(c, t.bbox) for t in found)]
-                page.segments.extend(segments_from_chars(chars, number))
-                page.unmapped = sum(g.text.count("(cid:") for g in page.segments)
-                if page.unmapped and ocr:
-                    _ocr_unmapped(pp, page, lang)
-                if page.segments:
-                    page.figures = [
-                        tuple(round(float(im[k]), 2) for k in ("x0", "top", "x1", "bottom")) for im in pp.images
-                        if (float(im["x1"]) - float(im["x0"])) * (float(im["bottom"]) - float(im["top"]))
-                        >= 400.0]   # at least 20 x 20 points: not a bullet or a rule drawn as an image
-            except Exception as exc:   # one bad page must not lose the others
-                page.segments = []
-                page.skipped = f"page could not be parsed: {type(exc).__name__}: {exc}"
-                continue
-            if page.segments:
-                continue
-            if page.n_images == 0:
-                page.skipped = EMPTY_PAGE
-                continue
-            _ocr_page(pp, page, ocr, lang)
+                total += _read_page(path, pp, number, out, tables, ocr, lang, merged, max_page, max_file - total,
+                                    max_file)
+            finally:
+                pp.close()   # its parse (pdfminer's objects, pdfplumber's dicts) is not needed again
     return out
+
+
+def _read_page(path: Path, pp, number: int, out: list[Page], tables: bool, ocr: bool | str, lang: str,
+               merged: str, max_page: int, file_left: int, max_file: int) -> int:
+    """Read page ``number`` (pdfplumber's ``pp``) into a new :class:`Page` appended to ``out``;
+    the number of characters its text layer holds."""
+    page = Page(number, float(pp.width), float(pp.height))
+    out.append(page)
+    n_chars = 0
+    try:
+        try:
+            n_chars = _parse_layout(pp, min(max_page, file_left))
+        except _TooManyChars:
+            if file_left < max_page:
+                raise PdfError(path, f"page {number} takes the pages read past {max_file:,} "
+                                     f"characters, the limit per file (raise it with --max-pdf-chars N, or "
+                                     f"max_file_chars=)") from None
+            raise PdfError(path, f"page {number} has more than {max_page:,} characters, the limit per page "
+                                 f"(raise it with --max-page-chars N, or max_page_chars=)") from None
+        chars = list(pp.chars)
+        page.n_images = len(pp.images)
+        if tables and chars:
+            found = find_tables(pp, number, merged=merged)
+            found += find_rule_tables(pp, number, exclude=[t.bbox for t in found])
+            if found:
+                page.segments.extend(found)
+                chars = [c for c in chars if not any(_inside(c, t.bbox) for t in found)]
+        page.segments.extend(segments_from_chars(chars, number))
+        page.unmapped = sum(g.text.count("(cid:") for g in page.segments)
+        if page.unmapped and ocr:
+            _ocr_unmapped(pp, page, lang)
+        if page.segments:
+            page.figures = [
+                tuple(round(float(im[k]), 2) for k in ("x0", "top", "x1", "bottom")) for im in pp.images
+                if (float(im["x1"]) - float(im["x0"])) * (float(im["bottom"]) - float(im["top"]))
+                >= 400.0]   # at least 20 x 20 points: not a bullet or a rule drawn as an image
+    except PdfError:
+        raise
+    except Exception as exc:   # one bad page must not lose the others
+        page.segments = []
+        page.skipped = f"page could not be parsed: {type(exc).__name__}: {exc}"
+        return n_chars
+    if page.segments:
+        return n_chars
+    if page.n_images == 0:
+        page.skipped = EMPTY_PAGE
+        return n_chars
+    _ocr_page(pp, page, ocr, lang)
+    return n_chars
 
 
 #: A segment with at least this many glyphs that have no Unicode mapping (pdfminer writes each
