@@ -377,7 +377,7 @@ def test_splitter_errors_are_one_line(own, capsys):
 
 
 
-def test_a_budget_result_says_how_much_was_delivered(capsys):
+def test_a_budget_result_says_how_much_was_delivered(tmp_path, capsys):
     """A budget is a ceiling: eval and compare print the characters each question was handed."""
     args = ["--questions", "xiaobei", "--budget", "2500"]
     assert main(["eval", "--strategy", "fixed", "-p", "size=2048", *args]) == 0
@@ -386,3 +386,8 @@ def test_a_budget_result_says_how_much_was_delivered(capsys):
     assert main(["compare", "fixed:size=2048", "recursive", *args]) == 0
     out = capsys.readouterr().out
     assert "budget=2500" in out and out.count("delivered per question") == 2
+    grid = tmp_path / "grid.json"
+    grid.write_text('[{"strategy": "fixed", "size": [512, 2048]}]', encoding="utf-8")
+    assert main(["matrix", "--grid", str(grid), *args]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("fixed(")]
+    assert len(rows) == 2 and all("hit@budget 2500" in r and "delivered 2500 chars" in r for r in rows)

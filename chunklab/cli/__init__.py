@@ -187,10 +187,13 @@ def cmd_matrix(args) -> int:
     def text() -> str:
         lines = [f"{len(res.rows)} configs in {res.seconds:.1f} s ({len(res.skipped)} skipped), "
                  f"{describe(settings)}"]
+        ruler = f"hit@{args.k}" if not args.budget else f"hit@budget {args.budget}"
         for r in sorted(res.rows, key=lambda r: -r["hit"]):
             over = r.get("embedder_over_limit")
-            lines.append(f"{r['label']:<40} hit@{args.k} {r['hit']:.3f} [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
-                         f"  chunks {r.get('chunks', '?')}" + (f"  over the token limit {over}" if over else ""))
+            delivered = (f"  delivered {r['retrieved_chars']:.0f} chars"
+                         if args.budget and r.get("retrieved_chars") is not None else "")
+            lines.append(f"{r['label']:<40} {ruler} {r['hit']:.3f} [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
+                         f"{delivered}  chunks {r.get('chunks', '?')}" + (f"  over the token limit {over}" if over else ""))
         for sk in res.skipped:
             lines.append(f"skipped {sk}")
         if failed and not saved:
