@@ -396,13 +396,13 @@ def _raw_pdf(path: Path, pages: list[dict]) -> Path:
             pixels = bytes((x * 7 + y * 3) % 256 for y in range(16) for x in range(16))
             img = add(stream(pixels, b"/Type /XObject /Subtype /Image /Width 16 /Height 16 "
                                      b"/ColorSpace /DeviceGray /BitsPerComponent 8 "))
-            content = add(stream(b"q %g 0 0 %g 0 0 cm /Im0 Do Q" % (w, h)))
+            content = add(stream(b"q %d 0 0 %d 0 0 cm /Im0 Do Q" % (w, h)))
             res = b"<< /XObject << /Im0 %d 0 R >> >>" % img
         else:
             line = b"(" + (b"abcdefghij" * (spec["chars"] // 10 + 1))[:spec["chars"]] + b") '\n"
             content = add(stream(b"BT /F1 8 Tf 9 TL 10 %g Td\n" % (h - 10) + line * spec["lines"] + b"ET"))
             res = b"<< /Font << /F1 3 0 R >> >>"
-        kids.append(add(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] /Resources %s /Contents %d 0 R >>"
+        kids.append(add(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources %s /Contents %d 0 R >>"
                         % (w, h, res, content)))
     objs[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
@@ -484,3 +484,78 @@ def test_cli_pdf_char_limits(tmp_path, capsys):
     assert main(["chunk", str(pdf), "--max-pdf-chars", "0"]) == 2
     assert "--max-pdf-chars must be an int >= 1, got 0" in capsys.readouterr().err
     assert main(["chunk", str(pdf), "--json"]) == 0          # 20,000 characters: within the defaults
+
+
+# -- item 3: an image-only page with a huge page box ---------------------------------------------
+
+@pytest.fixture()
+def fake_ocr(monkeypatch):
+    """Tesseract replaced by a stub that records the size of each image it is given."""
+    from PIL import Image
+
+    from chunklab.preprocess import ocr as ocr_mod
+
+    seen = []
+
+    def lines(png, lang="chi_sim", psm=None):
+        with Image.open(png) as im:
+            seen.append(im.size)
+        return []
+
+    monkeypatch.setattr(ocr_mod, "ocr_unavailable_reason", lambda lang="chi_sim": None)
+    monkeypatch.setattr(ocr_mod, "ocr_lines", lines)
+    monkeypatch.setattr(ocr_mod, "tesseract_version", lambda: "stub")
+    return seen
+
+
+def test_ocr_render_is_scaled_down_to_the_pixel_limit(tmp_path, monkeypatch, fake_ocr):
+    from chunklab.preprocess import pdf as pdf_mod
+
+    monkeypatch.setattr(pdf_mod, "MAX_OCR_PIXELS", 1_000_000)
+    pdf = _raw_pdf(tmp_path / "wide.pdf", [{"box": (1000, 1000), "image": True}])   # 150 dpi: 4.3 M pixels
+    (page,) = pdf_mod.read_pages(pdf, ocr=True)
+    (size,) = fake_ocr
+    assert size[0] * size[1] <= 1_000_000 and size[0] >= 990
+    assert page.ocr["dpi"] < 72.01 and page.skipped.endswith("OCR found no text")
+
+
+@pytest.mark.parametrize("box", [14_400, 1_000_000])
+def test_ocr_page_too_large_is_refused_naming_file_and_page(tmp_path, fake_ocr, box):
+    from chunklab.datasets.files import pdf_document
+    from chunklab.preprocess import PdfError
+    from chunklab.preprocess.pdf import read_pages
+
+    pdf = _raw_pdf(tmp_path / "huge.pdf", [{"box": (600, 800), "lines": 3, "chars": 20},
+                                           {"box": (box, box), "image": True}])
+    pages = read_pages(pdf, ocr=True)
+    assert fake_ocr == []                                    # nothing rendered
+    assert "OCR failed: the page box" in pages[1].skipped and "too large to render for OCR" in pages[1].skipped
+    with pytest.raises(PdfError) as err:
+        pdf_document(pdf, "huge")
+    msg = str(err.value)
+    assert msg.startswith(f"{pdf}: page 2 could not be read") and "too large" in msg and "\n" not in msg
+
+
+def test_ocr_page_every_failure_is_recorded(tmp_path, monkeypatch, fake_ocr):
+    from chunklab.preprocess import ocr as ocr_mod
+    from chunklab.preprocess import pdf as pdf_mod
+
+    def boom(*a, **k):
+        raise MemoryError("cannot allocate\nthe bitmap")
+
+    pdf = _raw_pdf(tmp_path / "scan.pdf", [{"box": (600, 800), "image": True}])
+    monkeypatch.setattr(ocr_mod, "ocr_lines", boom)
+    (page,) = pdf_mod.read_pages(pdf, ocr=True)
+    assert page.skipped.endswith("OCR failed: MemoryError: cannot allocate the bitmap")
+    monkeypatch.setattr(pdf_mod.tempfile, "TemporaryDirectory", lambda: (_ for _ in ()).throw(RuntimeError("x")))
+    (page,) = pdf_mod.read_pages(pdf, ocr=True)
+    assert page.skipped.endswith("OCR failed: RuntimeError: x")
+
+
+def test_cli_huge_scanned_page_is_one_line_error(tmp_path):
+    pdf = _raw_pdf(tmp_path / "huge.pdf", [{"box": (1_000_000, 1_000_000), "image": True}])
+    r = subprocess.run([sys.executable, "-m", "chunklab", "chunk", str(pdf)], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_limit_memory)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
+    assert "huge.pdf" in lines[0] and "page 1" in lines[0] and "too large to render for OCR" in lines[0]

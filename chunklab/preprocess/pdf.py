@@ -41,6 +41,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import contextvars
+import math
 import re
 import statistics
 import tempfile
@@ -57,8 +58,27 @@ from .tables import find_rule_tables, find_tables
 __all__ = [
     "PdfError", "Segment", "Page", "Region", "read_pages", "build_document", "figure_records",
     "extract_pdf", "locate", "pages_of", "EMPTY_PAGE", "NO_TEXT_LAYER", "MAX_PAGE_CHARS", "MAX_FILE_CHARS",
-    "char_limits",
+    "char_limits", "MAX_OCR_PIXELS", "MIN_OCR_DPI",
 ]
+
+#: Pixels a page is rendered with for OCR at most (6,300 x 6,300; A0 at 160 dpi): a larger page
+#: is rendered at a lower resolution (30,000 x 30,000 pixels for a 14,400 pt page died of memory).
+MAX_OCR_PIXELS = 40_000_000
+#: Below this resolution (the page too large for :data:`MAX_OCR_PIXELS`) a page is not OCRed:
+#: its reading fails with a reason that names the page box.
+MIN_OCR_DPI = 50
+
+
+def _fit_dpi(width: float, height: float, dpi: float) -> float:
+    """``dpi``, or less, so that a ``width`` x ``height`` pt page renders to at most :data:`MAX_OCR_PIXELS`."""
+    area = max(width, 1.0) * max(height, 1.0) / (72.0 * 72.0)   # square inches
+    return min(float(dpi), math.sqrt(MAX_OCR_PIXELS / area))
+
+
+def _too_large(width: float, height: float) -> str:
+    return (f"the page box ({width:,.0f} x {height:,.0f} pt) is too large to render for OCR: at "
+            f"{MIN_OCR_DPI} dpi it would take {round(width * height * (MIN_OCR_DPI / 72) ** 2):,} pixels, "
+            f"more than the {MAX_OCR_PIXELS:,} allowed")
 
 #: Characters a page's text layer may hold (a dense page of Chinese has 2,000 to 4,000).
 MAX_PAGE_CHARS = 200_000
@@ -284,7 +304,9 @@ def _ocr_unmapped(pp, page: Page, lang: str) -> None:
             targets.append(k)
     if not targets:
         return
-    dpi = 300
+    dpi = _fit_dpi(page.width, page.height, 300)
+    if dpi < MIN_OCR_DPI:   # the glyphs stay unmapped (counted in page.unmapped)
+        return
     whole = pp.to_image(resolution=dpi).original.convert("L")   # render once, crop each segment
     f = dpi / 72.0
     todo = []
@@ -335,16 +357,26 @@ def _ocr_page(pp, page: Page, ocr: bool | str, lang: str) -> None:
         return
     # Render at the resolution of the largest embedded image: upsampling a 200 dpi scan to
     # 300 dpi made Tesseract worse (CER 3.5% -> 9% on the generated scan).
-    img = max(pp.images, key=lambda im: im["srcsize"][0] * im["srcsize"][1])
-    width_pt = max(float(img["x1"]) - float(img["x0"]), 1.0)
-    dpi = int(min(400, max(150, round(img["srcsize"][0] / (width_pt / 72)))))
+    # Every failure (a page box too large to render, memory, the renderer, Tesseract) is recorded
+    # as "OCR failed" with its reason, which pdf_document turns into an error naming file and page.
     try:
+        img = max(pp.images, key=lambda im: im["srcsize"][0] * im["srcsize"][1])
+        width_pt = max(float(img["x1"]) - float(img["x0"]), 1.0)
+        dpi: float = int(min(400, max(150, round(img["srcsize"][0] / (width_pt / 72)))))
+        if _fit_dpi(page.width, page.height, dpi) < dpi:    # at most MAX_OCR_PIXELS
+            dpi = round(_fit_dpi(page.width, page.height, dpi) - 0.005, 2)
+        if dpi < MIN_OCR_DPI:
+            page.skipped = f"{NO_TEXT_LAYER}; OCR failed: {_too_large(page.width, page.height)}"
+            return
         with tempfile.TemporaryDirectory() as tmp:
             png = Path(tmp) / f"page{page.number}.png"
             pp.to_image(resolution=dpi).original.convert("L").save(png)
             lines = ocr_mod.ocr_lines(png, lang=lang)
     except (ocr_mod.OcrError, OSError) as exc:
-        page.skipped = f"{NO_TEXT_LAYER}; OCR failed: {exc}"
+        page.skipped = f"{NO_TEXT_LAYER}; OCR failed: {' '.join(str(exc).split())}"
+        return
+    except Exception as exc:   # MemoryError included: one page's failure, said with its reason
+        page.skipped = f"{NO_TEXT_LAYER}; OCR failed: {type(exc).__name__}: {' '.join(str(exc).split())}"
         return
     s = 72.0 / dpi
     for ln in lines:
