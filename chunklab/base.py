@@ -317,12 +317,20 @@ def list_strategies() -> list[dict[str, Any]]:
     return out
 
 
-def chunk(text_or_document: Document | str, strategy: str = "recursive", **params: Any) -> list[Chunk]:
-    """Shortcut: ``get_strategy(strategy, **params).split(text_or_document)``.
+def chunk(text_or_document: Document | str, strategy: "str | Strategy" = "recursive", **params: Any) -> list[Chunk]:
+    """Shortcut: ``get_strategy(strategy, **params).split(text_or_document)``; ``strategy`` may also
+    be a strategy object already made (then ``params`` must be empty).
 
     >>> [c.text for c in chunk("第一句。第二句。", "sentence", target=4)]
     ['第一句。', '第二句。']
+    >>> [c.text for c in chunk("第一句。第二句。", get_strategy("sentence", target=4))]
+    ['第一句。', '第二句。']
     """
+    if isinstance(strategy, Strategy):
+        if params:
+            raise TypeError(f"chunk() got a strategy object and parameters {sorted(params)}: set them when "
+                            f"making the strategy (get_strategy(name, **params)), or pass its name")
+        return strategy.split(text_or_document)
     return get_strategy(strategy, **params).split(text_or_document)
 
 

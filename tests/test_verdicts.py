@@ -239,3 +239,10 @@ def test_paired_many_takes_a_metric_per_comparison():
     assert decide(res["h"]) == "equivalent"
     with pytest.raises(ValueError, match="one metric for every comparison"):
         paired_many({"h": (a, b), "r": (a, b)}, metric={"h": "hit"})
+
+
+def test_float_noise_is_no_difference_and_names_no_winner():
+    a = np.array([0.1 + 0.2, 0.5, 0.7])
+    b = np.array([0.3, 0.5, 0.7])          # 0.1 + 0.2 - 0.3 == 5.5e-17
+    r = paired_bootstrap(a, b, metric="iou")
+    assert r["diff"] == 0.0 and r["lo"] == r["hi"] == 0.0 and not r["significant"] and r["p"] == 1.0
