@@ -219,8 +219,10 @@ def test_cluster_bootstrap_widens_the_interval_of_clustered_rates():
 
 def test_fmt_diff_never_shows_a_nonzero_as_zero():
     assert fmt_diff({"diff": 0.0, "lo": 0.0, "hi": 0.0}) == "0.0% [0.0%, 0.0%]"
-    assert fmt_diff({"diff": 0.0004, "lo": -0.0003, "hi": 0.01}) == "+0.04% [-0.03%, +1.0%]"
-    assert fmt_diff({"diff": 0.0004, "lo": 0.0, "hi": 0.001}, pct=False) == "+0.0004 [0.000, +0.001]"
+    assert fmt_diff({"diff": 0.0004, "lo": -0.0003, "hi": 0.01}) == "+0.04% [-0.03%, +1.00%]"
+    assert fmt_diff({"diff": 0.00048, "lo": 0.00013, "hi": 0.001}) == "+0.05% [+0.01%, +0.10%]"
+    assert fmt_diff({"diff": 0.0004, "lo": 0.0, "hi": 0.001}, pct=False) == "+0.0004 [0.0000, +0.0010]"
+    assert fmt_diff({"diff": 0.1, "lo": 0.05, "hi": 0.15}) == "+10.0% [+5.0%, +15.0%]"
 
 
 def test_bootstrap_arguments_found_by_the_mutation_run():

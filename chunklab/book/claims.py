@@ -8,6 +8,7 @@ any difference (:func:`claim_table`).
 from __future__ import annotations
 
 import html
+import math
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -175,15 +176,25 @@ def same_level(ours: float, theirs: float, tolerance: float = LEVEL_TOLERANCE) -
     return abs(ours / theirs - 1) <= tolerance
 
 
-def _signed(x: float, pct: bool) -> str:
+def _decimals(values: Sequence[float], pct: bool) -> int:
+    """Decimals for a difference and its interval, shared by the three: the usual (1 for a
+    percentage, 3 otherwise), or as many as show the first significant digit of the smallest
+    non-zero value that would otherwise print as zero."""
+    base = 1 if pct else 3
+    scale = 100 if pct else 1
+    need = base
+    for v in values:
+        x = abs(v) * scale
+        if x and round(x, base) == 0:
+            need = max(need, -math.floor(math.log10(x)))
+    return need
+
+
+def _signed(x: float, pct: bool, decimals: int) -> str:
     """A signed figure that never hides a non-zero value as zero: an exact 0 prints unsigned."""
     if x == 0:
-        return "0.0%" if pct else "0.000"
-    text = f"{x:+.1%}" if pct else f"{x:+.3f}"
-    if text.strip("+-").rstrip("%").replace("0", "").replace(".", "") == "":
-        # rounds to zero but is not: show two significant digits
-        text = f"{x:+.2g}" if not pct else f"{100 * x:+.2g}%"
-    return text
+        return f"{0:.{decimals}f}" + ("%" if pct else "")
+    return f"{x:+.{decimals}%}" if pct else f"{x:+.{decimals}f}"
 
 
 def fmt_diff(result: dict, pct: bool = True) -> str:
@@ -191,19 +202,27 @@ def fmt_diff(result: dict, pct: bool = True) -> str:
 
     When the interval is not the usual 95% one (a multiplicity-adjusted interval from
     :func:`~chunklab.evaluation.stats.paired_many`), its confidence is said:
-    ``+10.3% [-0.5%, +21.0%]（98.8% 区间，Holm 校正）``. An exact zero prints ``0.0%``; a value that
-    only rounds to zero keeps two significant digits (``+0.02%``), so ``[0.0%, …]`` is a true zero.
+    ``+10.3% [-0.5%, +21.0%]（98.8% 区间，Holm 校正）`` — also when a corrected comparison's deciding
+    level is the usual 95% (the last step of Holm's procedure), so no row of a corrected table looks
+    uncorrected. An exact zero prints ``0.0%``; a value that only rounds to zero gets the decimals
+    for two significant digits, shared by the three figures (``+0.048% [+0.013%, +0.100%]``), so
+    ``[0.0%, …]`` is a true zero.
 
     >>> fmt_diff({"diff": 0.013, "lo": -0.002, "hi": 0.03})
     '+1.3% [-0.2%, +3.0%]'
     >>> fmt_diff({"diff": 0.064, "lo": 0.0, "hi": 0.149}), fmt_diff({"diff": 0.064, "lo": 0.0002, "hi": 0.149})
-    ('+6.4% [0.0%, +14.9%]', '+6.4% [+0.02%, +14.9%]')
+    ('+6.4% [0.0%, +14.9%]', '+6.40% [+0.02%, +14.90%]')
+    >>> fmt_diff({"diff": 0.02, "lo": -0.01, "hi": 0.05, "level": 0.95, "method": "holm", "m": 3})
+    '+2.0% [-1.0%, +5.0%]（95.0% 区间，Holm 校正）'
     >>> fmt_diff({"diff": 0.103, "lo": -0.005, "hi": 0.21, "level": 0.9875, "method": "holm", "m": 4})
     '+10.3% [-0.5%, +21.0%]（98.8% 区间，Holm 校正）'
     """
-    text = f"{_signed(result['diff'], pct)} [{_signed(result['lo'], pct)}, {_signed(result['hi'], pct)}]"
+    vals = [float(result[k]) for k in ("diff", "lo", "hi")]
+    d = _decimals(vals, pct)
+    text = f"{_signed(vals[0], pct, d)} [{_signed(vals[1], pct, d)}, {_signed(vals[2], pct, d)}]"
     level = result.get("level", 0.95)
-    if level is not None and abs(level - 0.95) > 1e-9:
+    corrected = result.get("m", 1) > 1 and result.get("method") in ("holm", "bh")
+    if level is not None and (abs(level - 0.95) > 1e-9 or corrected):
         how = {"holm": "，Holm 校正", "bh": "，BH 校正"}.get(result.get("method", ""), "")
         text += f"（{level:.1%} 区间{how}）"
     return text
