@@ -248,3 +248,28 @@ def test_float_noise_is_no_difference_and_names_no_winner():
     b = np.array([0.3, 0.5, 0.7])          # 0.1 + 0.2 - 0.3 == 5.5e-17
     r = paired_bootstrap(a, b, metric="iou")
     assert r["diff"] == 0.0 and r["lo"] == r["hi"] == 0.0 and not r["significant"] and r["p"] == 1.0
+
+
+def test_interval_and_p_value_agree_on_significance():
+    # The deciding interval's ends are resampled means (no interpolation): with few questions
+    # that differ (the ch4 prefix case: 5 of 55, all one way), interpolation put the lower end
+    # above 0 while the p-value said "not significant".
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        n = int(rng.integers(20, 120))
+        k = int(rng.integers(1, 12))
+        a = np.zeros(n)
+        b = np.zeros(n)
+        flips = rng.choice(n, size=k, replace=False)
+        a[flips[: int(rng.integers(0, k + 1))]] = 1.0
+        b[flips] = 1.0 - a[flips]
+        r = paired_bootstrap(a, b, n=2000, seed=trial)
+        assert r["significant"] == (r["p"] < 0.05), (trial, r)
+    # a case where an interpolated end excluded 0 while p = 0.026 > 0.025 (4 of 21 questions differ)
+    four = np.r_[np.ones(4), np.zeros(17)]
+    r = paired_bootstrap(four, np.zeros(21), n=2000, seed=2, level=0.975)
+    assert r["p"] > 0.025 and r["lo"] <= 0 and not r["significant"]
+    five_of_55 = np.r_[np.ones(5), np.zeros(50)]
+    r = paired_many({"prefix": (five_of_55, np.zeros(55)), "other": (five_of_55, np.zeros(55))}, "holm")
+    for x in r.values():
+        assert x["significant"] == (x["p_adj"] < 0.05)

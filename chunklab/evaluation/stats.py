@@ -168,6 +168,26 @@ def bootstrap_many(values: dict[str, Sequence[float]], n: int = 2000, seed: int 
     return {k: out[k] for k in names}
 
 
+def _deciding_ends(means: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The ends of a paired difference's interval at error rate ``alpha``: order statistics of the
+    resampled means, chosen so that the interval excludes 0 exactly when the p-value of
+    :func:`paired_bootstrap` is below ``alpha``.
+
+    NOTE: the p-value counts resamples at or beyond 0, ``2 * (count + 1) / (N + 1)``; it is below
+    ``alpha`` when fewer than ``alpha / 2 * (N + 1) - 1`` resamples are <= 0, i.e. when the
+    ``j``-th smallest resample (0-based) is above 0, ``j`` the largest integer under that bound.
+    An interpolated percentile can fall between a resampled 0 and the next value and exclude 0
+    while the p-value does not (ch4's prefix comparison did). Beyond what N resamples can show
+    (``j < 0``) the interval is widened to reach 0.
+    """
+    m = np.sort(np.asarray(means, dtype=float))
+    m = m[~np.isnan(m)]
+    j = math.ceil(alpha / 2 * (len(m) + 1) - 1 - 1e-9) - 1
+    if j < 0:
+        return float(min(m[0], 0.0)), float(max(m[-1], 0.0))
+    return float(m[j]), float(m[len(m) - 1 - j])
+
+
 def _paired(a: Sequence[float], b: Sequence[float], n: int, seed: int, level: float,
             clusters: Sequence[Any] | None, metric: str | None) -> tuple[dict[str, Any], np.ndarray]:
     """:func:`paired_bootstrap`'s result and its bootstrap means (kept for adjusted intervals)."""
@@ -194,8 +214,7 @@ def _paired(a: Sequence[float], b: Sequence[float], n: int, seed: int, level: fl
         return ({"diff": float("nan"), "lo": float("nan"), "hi": float("nan"), "significant": False, "n": 0,
                  "p": 1.0, "level": level, **extra}, np.full(1, np.nan))
     means = _boot_means(d, n, seed, labels)
-    al = (1 - level) / 2
-    lo, hi = np.percentile(means, [100 * al, 100 * (1 - al)])
+    lo, hi = _deciding_ends(means, 1 - level)
     if np.all(d == 0):
         p = 1.0
     else:
@@ -338,7 +357,7 @@ def paired_many(pairs: dict[str, tuple[Sequence[float], Sequence[float]]], metho
                  p_adj=pa, m=len(res), method=method)
         if r["n"] == 0:
             continue
-        lo, hi = np.percentile(means, [100 * al / 2, 100 * (1 - al / 2)])
+        lo, hi = _deciding_ends(means, al)
         r.update(lo=float(lo), hi=float(hi), level=1 - al, significant=bool(lo > 0 or hi < 0))
     return res
 
