@@ -19,7 +19,7 @@ import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
 from .core import Chunk
-from .params import Param
+from .params import Param, read_bounded
 
 __all__ = ["PlacedChunks", "chunks_from_strings", "split_with", "splitter_from_spec"]
 
@@ -468,36 +468,6 @@ def _name_of(splitter: Any) -> str:
         else type(splitter).__name__
 
 
-#: A splitter may return at most ``PIECES_PER_CHAR * len(document) + PIECES_EXTRA`` pieces for a
-#: document, of at most ``CHARS_PER_CHAR * len(document) + CHARS_EXTRA`` characters in all (a
-#: sliding window of 100 characters moved by one covers every character 100 times); past either,
-#: :func:`split_with` stops reading it (one that yields forever would otherwise fill memory).
-PIECES_PER_CHAR, PIECES_EXTRA = 2, 1000
-CHARS_PER_CHAR, CHARS_EXTRA = 100, 100_000
-
-
-def _bounded_pieces(output: Any, document: Any, name: str) -> list[tuple[str, int | None]]:
-    """The splitter's output for ``document`` as ``(text, start)`` items, read lazily and bounded."""
-    size = len(document.text)
-    max_pieces = PIECES_PER_CHAR * size + PIECES_EXTRA
-    max_chars = CHARS_PER_CHAR * size + CHARS_EXTRA
-    items: list[tuple[str, int | None]] = []
-    total = 0
-    for x in output:
-        if len(items) >= max_pieces:
-            raise ValueError(f"splitter {name!r} returned more than {max_pieces} pieces for document "
-                             f"{document.id!r} of {size} characters (at most {PIECES_PER_CHAR} x its length "
-                             f"+ {PIECES_EXTRA}); is it yielding forever?")
-        item = _piece_of(x)
-        total += len(item[0])
-        if total > max_chars:
-            raise ValueError(f"splitter {name!r} returned more than {max_chars} characters of pieces for "
-                             f"document {document.id!r} of {size} characters (at most {CHARS_PER_CHAR} x its "
-                             f"length + {CHARS_EXTRA}); is it yielding forever?")
-        items.append(item)
-    return items
-
-
 def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = None,
                on_missing: str = "raise", use_offsets: bool = True) -> PlacedChunks:
     """Chunk ``documents`` with another library's splitter and place its pieces in them.
@@ -525,9 +495,7 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
     :func:`~chunklab.evaluate` as it is, whose ``damaged``, ``reported``, ``searched`` and
     ``missing`` count the pieces of all documents.
 
-    A splitter's output is read lazily and bounded (:data:`PIECES_PER_CHAR`, :data:`CHARS_PER_CHAR`):
-    one that returns more pieces, or more text, than a document can plausibly be cut into is a
-    one-line ValueError naming it, not a run that fills memory.
+    A splitter's output is read lazily; too many pieces (2 x len + 1000, 100 x len + 100,000 chars): ValueError.
 
     >>> from chunklab.core import Document
     >>> chunks = split_with(lambda t: t.split("。"), [Document("d", "甲。乙。")])
@@ -543,7 +511,12 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
     overlap = _char_overlap_hint(splitter)
     out = PlacedChunks()
     for d in documents:
-        items = _bounded_pieces(fn(d.text), d, name)
+        n = len(d.text)
+        most, room = 2 * n + 1000, 100 * n + 100_000
+        items = read_bounded(map(_piece_of, fn(d.text)), most, room, lambda it: len(it[0]), lambda many: (
+            f"splitter {name!r} returned more than {f'{most} pieces' if many else f'{room} characters of pieces'} "
+            f"for document {d.id!r} of {n} characters (at most {'2' if many else '100'} x its length + "
+            f"{'1000' if many else '100000'}); is it yielding forever?"))
         pieces = [p for p, _s in items]
         starts = [s for _p, s in items] if use_offsets and any(s is not None for _p, s in items) else None
         part = chunks_from_strings(d, pieces, strategy=name, on_missing=on_missing, overlap=overlap, starts=starts)

@@ -10,9 +10,9 @@ import ast
 import json
 import numbers
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Param", "ParamError", "parse_params", "loads_json"]
+__all__ = ["Param", "ParamError", "parse_params", "loads_json", "read_bounded"]
 
 
 class ParamError(ValueError):
@@ -175,3 +175,25 @@ def loads_json(text: str) -> Any:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply to read", text if isinstance(text, str) else "", 0) from None
+
+
+def read_bounded(items: Iterable[Any], max_items: int, max_size: int, size: Callable[[Any], int],
+                 error: Callable[[bool], str]) -> list[Any]:
+    """``list(items)``, read one at a time and stopped past ``max_items`` items or past ``max_size``
+    in all (``size`` of each): then a ValueError with the one line ``error(too_many_items)``, where an
+    iterator that never ends would fill memory.
+
+    >>> read_bounded(iter("abc"), 5, 10, len, lambda many: "too many" if many else "too long")
+    ['a', 'b', 'c']
+    >>> read_bounded(iter(int, 1), 5, 10, lambda x: 0, lambda many: "too many" if many else "too long")
+    Traceback (most recent call last):
+    ValueError: too many
+    """
+    out: list[Any] = []
+    total = 0
+    for item in items:
+        total += size(item)
+        if len(out) >= max_items or total > max_size:
+            raise ValueError(error(len(out) >= max_items))
+        out.append(item)
+    return out

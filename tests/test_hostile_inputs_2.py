@@ -177,7 +177,7 @@ def test_splitter_yielding_forever_is_stopped():
     doc = Document("d", "甲乙丙。" * 10)
     with pytest.raises(ValueError, match=r"splitter 'forever' returned more than 1080 pieces for document 'd'"):
         split_with(forever, [doc])
-    with pytest.raises(ValueError, match=r"splitter 'endless_text' returned more than 104000 characters"):
+    with pytest.raises(ValueError, match=r"splitter 'endless_text' returned more than 104000 characters of pieces"):
         split_with(endless_text, [doc])
     # a sliding window (each character in many pieces) is within the bounds
     window = split_with(lambda t: [t[i:i + 20] for i in range(len(t) - 19)], [doc])

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..datasets.files import MAX_FILE_BYTES
 from ..datasets.questions import QuestionError
+from ..preprocess.pdf import char_limits
 from ..retrieval.embed_cache import EmbeddingCacheWarning
 
 __all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed",
@@ -115,8 +116,6 @@ def runtime_warnings_as_lines() -> Iterator[None]:
 @contextlib.contextmanager
 def pdf_limits(args) -> Iterator[None]:
     """``--max-page-chars`` / ``--max-pdf-chars`` as the PDF readers' limits while the command runs."""
-    from ..preprocess.pdf import char_limits
-
     values = {}
     for flag, name in (("--max-page-chars", "max_page_chars"), ("--max-pdf-chars", "max_pdf_chars")):
         v = getattr(args, name, None)

@@ -39,19 +39,19 @@ with the text extracted, not with the pages' parse trees.
 from __future__ import annotations
 
 import bisect
-import contextlib
-import contextvars
 import math
 import re
 import statistics
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from ..core import Chunk, Document
+from ..params import Param
 from . import ocr as ocr_mod
 from .chars import _inside, _latin, segments_from_chars
 from .layout import _CID, FOOTNOTE_MARK, order_page
+from .limits import _CHAR_LIMITS, MAX_FILE_CHARS, MAX_PAGE_CHARS, _parse_layout, _TooManyChars, char_limits
 from .model import EMPTY_PAGE, NO_TEXT_LAYER, Page, Region, Segment
 from .tables import find_rule_tables, find_tables
 
@@ -79,60 +79,6 @@ def _too_large(width: float, height: float) -> str:
     return (f"the page box ({width:,.0f} x {height:,.0f} pt) is too large to render for OCR: at "
             f"{MIN_OCR_DPI} dpi it would take {round(width * height * (MIN_OCR_DPI / 72) ** 2):,} pixels, "
             f"more than the {MAX_OCR_PIXELS:,} allowed")
-
-#: Characters a page's text layer may hold (a dense page of Chinese has 2,000 to 4,000).
-MAX_PAGE_CHARS = 200_000
-#: Characters a whole file's text layers may hold (5,000 dense pages).
-MAX_FILE_CHARS = 20_000_000
-_CHAR_LIMITS: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar(
-    "chunklab_pdf_char_limits", default=(MAX_PAGE_CHARS, MAX_FILE_CHARS))
-
-
-@contextlib.contextmanager
-def char_limits(max_page_chars: int | None = None, max_file_chars: int | None = None) -> Iterator[None]:
-    """Within the block, :func:`read_pages` (and so every PDF reader of chunklab) uses these limits
-    (None: the default). The command line's ``--max-page-chars`` / ``--max-pdf-chars`` set them."""
-    from ..params import Param
-
-    page = Param("int", MAX_PAGE_CHARS, low=1, none_ok=True).validate("max_page_chars", max_page_chars)
-    whole = Param("int", MAX_FILE_CHARS, low=1, none_ok=True).validate("max_file_chars", max_file_chars)
-    token = _CHAR_LIMITS.set((MAX_PAGE_CHARS if page is None else page, MAX_FILE_CHARS if whole is None else whole))
-    try:
-        yield
-    finally:
-        _CHAR_LIMITS.reset(token)
-
-
-class _TooManyChars(Exception):
-    pass
-
-
-def _parse_layout(pp, limit: int) -> int:
-    """Parse a page's layout as pdfplumber's ``Page.layout`` does, stopping past ``limit`` characters
-    (pdfminer would otherwise make an object of every glyph of a stream however long)."""
-    from pdfminer.pdfinterp import PDFPageInterpreter
-    from pdfplumber.page import PDFPageAggregatorWithMarkedContent
-
-    class Capped(PDFPageAggregatorWithMarkedContent):
-        count = 0
-
-        def render_char(self, *args: Any, **kwargs: Any) -> Any:
-            self.count += 1
-            if self.count > limit:
-                raise _TooManyChars()
-            return super().render_char(*args, **kwargs)
-
-    from pdfplumber.utils.exceptions import PdfminerException
-
-    device = Capped(pp.pdf.rsrcmgr, pageno=pp.page_number, laparams=pp.pdf.laparams)
-    try:
-        PDFPageInterpreter(pp.pdf.rsrcmgr, device).process_page(pp.page_obj)
-    except _TooManyChars:
-        raise
-    except Exception as exc:   # as pdfplumber's own Page.layout reports it
-        raise PdfminerException(exc) from exc
-    pp._layout = device.get_result()
-    return device.count
 
 #: A line ending within this many font sizes of its column's right edge counts as wrapped (the
 #: paragraph goes on); a shorter one ends its line.
@@ -202,8 +148,6 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
     characters is a :class:`PdfError` naming the page and the limit. Each page's parse is
     released once it has been read.
     """
-    from ..params import Param
-
     path = Path(path)
     dflt_page, dflt_file = _CHAR_LIMITS.get()
     max_page = Param("int", dflt_page, low=1, none_ok=True).validate("max_page_chars", max_page_chars)
