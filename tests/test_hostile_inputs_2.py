@@ -559,3 +559,21 @@ def test_cli_huge_scanned_page_is_one_line_error(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
     assert "huge.pdf" in lines[0] and "page 1" in lines[0] and "too large to render for OCR" in lines[0]
+
+
+def test_cache_merge_removes_only_its_own_stale_temporary_files(tmp_path):
+    # the merge cleans up what a crashed writer left (".tmp-<32 hex>[.npy]"), nothing else
+    from chunklab.retrieval.embed_cache import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, max_segments=2)
+    rng = np.random.default_rng(2)
+    cache.put("toy", "query", ["a"], rng.random((1, 4)).astype(np.float32))
+    folder = cache.folder("toy", "query")
+    stale = folder / (".tmp-" + "0" * 32 + ".npy")
+    mine = folder / ".tmp-notes.txt"
+    for p in (stale, mine):
+        p.write_bytes(b"x")
+        os.utime(p, (1_000_000, 1_000_000))
+    for t in ("b", "c"):   # three segments: merged
+        cache.put("toy", "query", [t], rng.random((1, 4)).astype(np.float32))
+    assert len(list(folder.glob("*.npy"))) == 1 and not stale.exists() and mine.exists()

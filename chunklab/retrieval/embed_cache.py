@@ -82,6 +82,10 @@ def _checksum(path: Path) -> str:
     return h.hexdigest()
 
 
+#: A file being written (:func:`_atomic_write`, :func:`_atomic_save`), renamed into place when whole.
+_TMP = re.compile(r"\.tmp-[0-9a-f]{32}(?:\.npy)?")
+
+
 def _is_segment(name: str) -> bool:
     return _SEGMENT.fullmatch(name) is not None
 
@@ -323,7 +327,7 @@ class EmbeddingCache:
             for n in names:
                 (f.path / n).unlink(missing_ok=True)
             for mtime, _, stale in _files(f.path, ".tmp-*"):   # left by a process that crashed
-                if time.time() - mtime > _LOCK_STALE_SECONDS:
+                if _TMP.fullmatch(stale.name) and time.time() - mtime > _LOCK_STALE_SECONDS:
                     stale.unlink(missing_ok=True)
         except OSError:
             pass  # the segments stay as they are: a later put merges them
