@@ -282,7 +282,8 @@ const out = [];
 w.content.widgets.forEach((cw, i) => {
   const m = cw.model;
   const src = m.sharedModel.getSource();
-  const cell = {index: i, type: m.type, source: src, tags: m.getMetadata('tags') || []};
+  const cell = {index: i, type: m.type, source: src, tags: m.getMetadata('tags') || [],
+                input_hidden: !!cw.inputHidden, output_hidden: !!cw.outputHidden};
   if (m.type === 'code') {
     const outs = m.outputs.toJSON();
     cell.execution_count = m.executionCount;

@@ -109,9 +109,18 @@ def test_chapter_uses_only_syntax_that_renders_in_jupyterlab(docname):
     for source in _prose(path):
         problems += [f"role {{{r}}}" for r in _ROLE.findall(source) if r not in ROLES]
     for cell in jupytext.read(path).cells:
-        if {"remove-cell", "remove_cell"} & set(cell.metadata.get("tags", [])):
+        tags = set(cell.metadata.get("tags", []))
+        if {"remove-cell", "remove_cell"} & tags:
             # MyST-NB's inline execution skips such a cell: it would run in JupyterLab, never on the site
             problems.append("a cell tagged remove-cell (use [remove-input, remove-output])")
+        # what the site hides, JupyterLab collapses (tests/test_lab.py checks Lab honours it)
+        hidden = cell.metadata.get("jupyter", {})
+        if {"remove-input", "hide-input"} & tags and not hidden.get("source_hidden"):
+            problems.append("a code cell hidden on the site with its code open in JupyterLab "
+                            "(add jupyter: {source_hidden: true})")
+        if "remove-output" in tags and not hidden.get("outputs_hidden"):
+            problems.append("a code cell whose output the site removes, open in JupyterLab "
+                            "(add jupyter: {outputs_hidden: true})")
     assert "myst_nb" not in text, f"{path.name}: prose values come from chunklab.book.prose.glue, not myst_nb"
     assert not problems, f"{path.name}: " + "; ".join(sorted(set(problems)))
 
