@@ -6,7 +6,8 @@ the text there is the piece; otherwise :func:`chunks_from_strings` finds the str
 document (a sequential search that never jumps backwards). Pieces a byte-level token splitter
 damaged (a character cut in two, shown as U+FFFD) are placed too, and counted. The chunks can then
 be measured like chunklab's own. :func:`splitter_from_spec` builds a splitter from a
-``"module:attr"`` string (the command line's ``--splitter``).
+``"module:attr"`` string (the command line's ``--splitter``). How a splitter is called and its
+output read (an iterable of pieces, nothing else) is :mod:`chunklab.adapters.reading`.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
-from .core import Chunk
-from .params import Param, read_bounded
+from ..core import Chunk
+from ..params import Param, read_bounded
+from .reading import _char_overlap_hint, _name_of, _output, _reader
 
 __all__ = ["PlacedChunks", "chunks_from_strings", "split_with", "splitter_from_spec"]
 
@@ -363,111 +365,6 @@ def chunks_from_strings(document: Any, pieces: Sequence[str], strategy: str = "e
     return out
 
 
-# -- reading a splitter ---------------------------------------------------------------------------
-
-def _int_or_none(x: Any) -> int | None:
-    return x if isinstance(x, int) and not isinstance(x, bool) else None
-
-
-def _piece_of(item: Any) -> tuple[str, int | None]:
-    """A splitter's output item as (text, the start the library reports or None).
-
-    A str; a ``(start, text)`` pair (semantic-text-splitter's ``chunk_indices``); or an object with
-    ``.text`` or ``.page_content`` and, maybe, ``.start_index`` (Chonkie), ``.start_char_idx``
-    (LlamaIndex) or ``.metadata["start_index"]`` (LangChain's ``add_start_index``).
-    """
-    if isinstance(item, str):
-        return item, None
-    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], str):
-        return item[1], _int_or_none(item[0])
-    text = next((t for t in (getattr(item, "text", None), getattr(item, "page_content", None))
-                 if isinstance(t, str)), None)
-    if text is None:
-        raise TypeError(f"a splitter returned {type(item).__name__}, expected str or an object with .text")
-    for name in ("start_index", "start_char_idx"):
-        start = _int_or_none(getattr(item, name, None))
-        if start is not None:
-            return text, start
-    metadata = getattr(item, "metadata", None)
-    if isinstance(metadata, dict):
-        return text, _int_or_none(metadata.get("start_index"))
-    return text, None
-
-
-def _llama_reader(splitter: Any) -> Callable[[str], list[Any]] | None:
-    """LlamaIndex node parsers: nodes of a one-document run, which carry ``start_char_idx``."""
-    if not callable(getattr(splitter, "get_nodes_from_documents", None)):
-        return None
-    try:
-        from llama_index.core.schema import Document as LlamaDocument  # optional dependency
-    except ImportError:
-        return None
-    return lambda text: splitter.get_nodes_from_documents([LlamaDocument(text=text)])
-
-
-def _semchunk_reader(splitter: Any) -> Callable[[str], list[Any]] | None:
-    """semchunk's chunker (``chunkerify``): called with ``offsets=True`` it reports (start, end)."""
-    if not (type(splitter).__module__ or "").startswith("semchunk") or not callable(splitter):
-        return None
-    return lambda text: [(s, c) for c, (s, _e) in zip(*splitter(text, offsets=True))]
-
-
-def _reader(splitter: Any) -> tuple[str, Callable[[str], Any]] | None:
-    """How to run ``splitter`` on a text: (the method used, text -> output items); None if unknown.
-
-    Methods reporting offsets come first: LlamaIndex's nodes, LangChain's ``create_documents``
-    with ``add_start_index``, semantic-text-splitter's ``chunk_indices``, semchunk's
-    ``offsets=True``; then ``split_text``, ``chunk`` (Chonkie: chunks carry offsets), ``chunks``
-    and a plain call.
-    """
-    llama = _llama_reader(splitter)
-    if llama is not None:
-        return "get_nodes_from_documents", llama
-    if (callable(getattr(splitter, "split_text", None)) and callable(getattr(splitter, "create_documents", None))
-            and getattr(splitter, "_add_start_index", False) is True):
-        return "create_documents", lambda text: splitter.create_documents([text])
-    if callable(getattr(splitter, "chunk_indices", None)):
-        return "chunk_indices", splitter.chunk_indices
-    sem = _semchunk_reader(splitter)
-    if sem is not None:
-        return "offsets", sem
-    for name in ("split_text", "chunk", "chunks"):
-        fn = getattr(splitter, name, None)
-        if callable(fn):
-            return name, fn
-    if callable(splitter):
-        return "call", splitter
-    return None
-
-
-def _char_overlap_hint(splitter: Any) -> int | None:
-    """The splitter's overlap in characters, when it states one and measures it in characters.
-
-    Only LangChain's character splitters (``CharacterTextSplitter``,
-    ``RecursiveCharacterTextSplitter`` and their subclasses) measure ``_chunk_overlap`` with
-    ``_length_function``, a number of characters when that is ``len``. Its ``TokenTextSplitter``
-    keeps ``len`` there but counts its overlap in tokens, which may be many more characters (and
-    a byte-level token may be less than one); a hint in the wrong unit would start the search too
-    late, so there is none.
-    """
-    overlap = getattr(splitter, "_chunk_overlap", None)
-    if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 0:
-        return None
-    if getattr(splitter, "_length_function", None) is not len:
-        return None
-    lc = sys.modules.get("langchain_text_splitters")  # loaded if the splitter is one of LangChain's
-    classes = tuple(getattr(lc, n, None) for n in ("CharacterTextSplitter", "RecursiveCharacterTextSplitter"))
-    return overlap if any(classes) and isinstance(splitter, tuple(c for c in classes if c)) else None
-
-
-def _name_of(splitter: Any) -> str:
-    if isinstance(splitter, functools.partial):
-        return _name_of(splitter.func)
-    name = getattr(splitter, "__name__", None)
-    return name if inspect.isroutine(splitter) and isinstance(name, str) and name != "<lambda>" \
-        else type(splitter).__name__
-
-
 def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = None,
                on_missing: str = "raise", use_offsets: bool = True) -> PlacedChunks:
     """Chunk ``documents`` with another library's splitter and place its pieces in them.
@@ -513,7 +410,7 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
     for d in documents:
         n = len(d.text)
         most, room = 2 * n + 1000, 100 * n + 100_000
-        items = read_bounded(map(_piece_of, fn(d.text)), most, room, lambda it: len(it[0]), lambda many: (
+        items = read_bounded(_output(fn(d.text), name, d.id), most, room, lambda it: len(it[0]), lambda many: (
             f"splitter {name!r} returned more than {f'{most} pieces' if many else f'{room} characters of pieces'} "
             f"for document {d.id!r} of {n} characters (at most {'2' if many else '100'} x its length + "
             f"{'1000' if many else '100000'}); is it yielding forever?"))

@@ -1,0 +1,90 @@
+"""Hostile input, round two (issue #27), the remaining items: splitters that return the wrong
+thing, exit or print; a PDF page tree that loops; unclear cache and password errors; an OCR run
+with no end in sight; a result file half written; a miss that retrieved nothing. Each test fails
+on the code before its fix."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from chunklab import Document
+from chunklab.cli import main
+from jsonl_files import write_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _one_line_error(capsys, argv, *fragments):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    for f in fragments:
+        assert f in err, err
+    return err
+
+
+@pytest.fixture()
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# 差旅\n\n第一条 一线城市住宿费每晚不超过六百元。\n", encoding="utf-8")
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "住宿费每晚多少？", "evidence": "住宿费每晚不超过六百元"}])
+    return folder, q
+
+
+@pytest.fixture()
+def splitters(tmp_path, monkeypatch):
+    """A module ``hostile_splitters`` of misbehaving splitters, importable by ``--splitter``."""
+    (tmp_path / "hostile_splitters.py").write_text(
+        "import sys\n"
+        "def as_dict(text):\n    return {text: 1}\n"
+        "def numbers(text):\n    return [1, 2]\n"
+        "def nothing(text):\n    return None\n"
+        "def exits(text):\n    raise SystemExit(0)\n"
+        "def exits_later(text):\n    yield text[:3]\n    sys.exit(0)\n"
+        "def chatty(text):\n    print('splitting', len(text))\n    return text.split('。')\n"
+        "class Chatty:\n    def __init__(self):\n        print('made')\n"
+        "    def split_text(self, text):\n        print('split')\n        return text.split('。')\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("hostile_splitters", None)
+    yield "hostile_splitters"
+    sys.modules.pop("hostile_splitters", None)
+
+
+# -- 11. a splitter that returns a str or a dict -----------------------------------------------------
+
+def test_a_splitter_returning_a_str_or_a_mapping_is_an_error():
+    import os.path
+
+    from chunklab.adapters import split_with
+
+    doc = Document("d", "甲乙丙。丁戊。")
+    with pytest.raises(TypeError, match=r"splitter 'join' returned str '甲乙丙。丁戊。' for document 'd'; "
+                                        r"expected an iterable of strings"):
+        split_with(os.path.join, [doc])        # before: seven one-character chunks
+    with pytest.raises(TypeError, match=r"returned dict \{'甲乙丙。丁戊。': 1\} for document 'd'"):
+        split_with(lambda t: {t: 1}, [doc])    # before: its keys
+    with pytest.raises(TypeError, match=r"splitter 'function' returned NoneType None"):
+        split_with(lambda t: None, [doc])
+    with pytest.raises(TypeError, match=r"returned a piece of type int 1 for document 'd'"):
+        split_with(lambda t: [1, 2], [doc])
+    # what was accepted still is: lists, generators, tuples of (start, text)
+    assert [c.text for c in split_with(lambda t: iter(t.split("。")[:2]), [doc])] == ["甲乙丙", "丁戊"]
+    assert [c.start for c in split_with(lambda t: [(4, "丁戊")], [doc])] == [4]
+
+
+def test_cli_splitter_returning_a_str_is_a_one_line_error(docs, capsys):
+    folder, q = docs
+    base = ["eval", "--corpus", str(folder), "--questions", str(q)]
+    _one_line_error(capsys, [*base, "--splitter", "os.path:join"], "splitter 'os.path:join'", "returned str")
+    _one_line_error(capsys, [*base, "--splitter", "posixpath:basename"], "returned str")
+
+
+def test_cli_splitter_returning_a_dict_is_a_one_line_error(docs, splitters, capsys):
+    folder, q = docs
+    _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q), "--splitter",
+                             f"{splitters}:as_dict"], f"splitter '{splitters}:as_dict'", "returned dict")
