@@ -88,3 +88,69 @@ def test_cli_splitter_returning_a_dict_is_a_one_line_error(docs, splitters, caps
     folder, q = docs
     _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q), "--splitter",
                              f"{splitters}:as_dict"], f"splitter '{splitters}:as_dict'", "returned dict")
+
+
+# -- 12 (b). a splitter that exits ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("attr", ["exits", "exits_later"])
+def test_a_splitter_calling_exit_is_an_error_naming_it(docs, splitters, capsys, attr):
+    from chunklab.adapters import split_with
+
+    module = sys.modules.get(splitters) or __import__(splitters)
+    with pytest.raises(RuntimeError, match=rf"splitter '{attr}' called exit\(0\) on document 'd'"):
+        split_with(getattr(module, attr), [Document("d", "甲乙丙。丁戊。")])
+    folder, q = docs
+    _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q), "--splitter",
+                             f"{splitters}:{attr}"], f"splitter '{splitters}:{attr}'", "called exit(0)")
+
+
+# -- 12 (c). a splitter that prints ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("attr", ["chatty", "Chatty"])
+def test_a_splitters_prints_go_to_stderr_and_json_stays_json(docs, splitters, capsys, attr):
+    folder, q = docs
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q), "--splitter",
+                 f"{splitters}:{attr}", "--json"]) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)        # before: 'splitting 23' in front of the JSON
+    assert "hit" in result
+    assert "split" in out.err
+
+
+# -- 12 (a). a PDF whose page tree holds itself ----------------------------------------------------
+
+def _looping_pdf(path: Path, nodes: int = 1) -> Path:
+    """A PDF whose page tree is ``nodes`` /Pages nodes each holding the next, the last the first."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for i in range(nodes):
+        kid = 2 + (i + 1) % nodes
+        objs.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % kid)
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_pdf_whose_page_tree_loops_is_an_error_naming_it(tmp_path, capsys, nodes):
+    from chunklab.preprocess import PdfError
+    from chunklab.preprocess.pdf import read_pages
+
+    pdf = _looping_pdf(tmp_path / "loop.pdf", nodes)
+    with pytest.raises(PdfError, match=r"loop\.pdf: its page tree refers to itself"):
+        read_pages(pdf)                       # before: [] (an empty document)
+    _one_line_error(capsys, ["chunk", str(pdf)], str(pdf), "page tree refers to itself")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "loop.pdf").write_bytes(pdf.read_bytes())
+    (folder / "a.md").write_text("第一条 住宿费每晚不超过六百元。\n", encoding="utf-8")
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "住宿费？", "evidence": "住宿费每晚不超过六百元"}])
+    _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q)], "loop.pdf", "refers to itself")

@@ -11,6 +11,7 @@ output read (an iterable of pieces, nothing else) is :mod:`chunklab.adapters.rea
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import importlib
@@ -410,10 +411,15 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
     for d in documents:
         n = len(d.text)
         most, room = 2 * n + 1000, 100 * n + 100_000
-        items = read_bounded(_output(fn(d.text), name, d.id), most, room, lambda it: len(it[0]), lambda many: (
-            f"splitter {name!r} returned more than {f'{most} pieces' if many else f'{room} characters of pieces'} "
-            f"for document {d.id!r} of {n} characters (at most {'2' if many else '100'} x its length + "
-            f"{'1000' if many else '100000'}); is it yielding forever?"))
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # its prints must not mix with the result (--json)
+                items = read_bounded(_output(fn(d.text), name, d.id), most, room, lambda it: len(
+                    it[0]), lambda many: (f"splitter {name!r} returned more than "
+                    f"{f'{most} pieces' if many else f'{room} characters of pieces'} for document {d.id!r} of {n} "
+                    f"characters (at most {'2' if many else '100'} x its length + {'1000' if many else '100000'}); "
+                    f"is it yielding forever?"))
+        except SystemExit as exc:
+            raise RuntimeError(f"splitter {name!r} called exit({exc.code!r}) on document {d.id!r}") from None
         pieces = [p for p, _s in items]
         starts = [s for _p, s in items] if use_offsets and any(s is not None for _p, s in items) else None
         part = chunks_from_strings(d, pieces, strategy=name, on_missing=on_missing, overlap=overlap, starts=starts)

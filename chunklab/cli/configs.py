@@ -18,7 +18,9 @@ exactly like a chunklab strategy. Chunks of a document read from a PDF carry ``m
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -109,10 +111,11 @@ def splitter_chunker(spec: str, args_json: str | None, where: str = "--splitter"
         args.update(_json_object(inline, f"{_shown(where)} {_shown(spec)}"))
     target = f"{module}:{attr}"
     try:
-        splitter = adapters.splitter_from_spec(target, args or None)
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the result's (--json)
+            splitter = adapters.splitter_from_spec(target, args or None)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:  # one line naming the splitter
         raise CLIError(str(exc), where=where) from None
-    except Exception as exc:  # the library's constructor raised something else
+    except (Exception, SystemExit) as exc:  # the library's constructor raised something else
         raise CLIError(f"splitter {target!r}: cannot be made with {args!r}: {type(exc).__name__}: {exc}",
                        where=where) from None
     label = f"{SPLITTER}:{target}" + (f" {json.dumps(args, ensure_ascii=False, sort_keys=True)}" if args else "")

@@ -112,8 +112,14 @@ def _open(path: Path, password: str | None):
         raise PdfError(path, "empty file (0 bytes)")
     try:
         pdf = pdfplumber.open(path, password=password or "")
-        _ = pdf.pages  # the page tree is parsed lazily; parse it here so its errors surface here
+        if not pdf.pages:  # the page tree is parsed lazily; parse it here so its errors surface here
+            loop = _tree_loops(pdf.doc.catalog.get("Pages"))
+            pdf.close()
+            raise PdfError(path, "its page tree refers to itself (a loop), so it has no pages" if loop
+                           else "the PDF has no pages")
         return pdf
+    except PdfError:
+        raise
     except Exception as exc:  # pdfplumber wraps pdfminer's errors in PdfminerException
         inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
         if isinstance(inner, PDFPasswordIncorrect):
@@ -124,6 +130,24 @@ def _open(path: Path, password: str | None):
         if isinstance(inner, PDFSyntaxError):
             raise PdfError(path, f"not a readable PDF: {inner}") from exc
         raise PdfError(path, f"cannot open PDF: {type(inner).__name__}: {inner}") from exc
+
+
+def _tree_loops(root) -> bool:
+    """Does the page tree from ``root`` (an object reference) reach a node twice? pdfminer skips the
+    second visit silently, so a tree that holds itself reads as a PDF of no pages."""
+    from pdfminer.pdftypes import PDFObjRef, resolve1
+
+    seen, todo = set(), [root]
+    while todo:
+        ref = todo.pop()
+        if isinstance(ref, PDFObjRef):
+            if ref.objid in seen:
+                return True
+            seen.add(ref.objid)
+        node = resolve1(ref)
+        kids = resolve1(node.get("Kids")) if isinstance(node, dict) else None
+        todo.extend(kids if isinstance(kids, list) and len(seen) < 1_000_000 else [])
+    return False
 
 
 def read_pages(path: str | Path, password: str | None = None, tables: bool = False,
