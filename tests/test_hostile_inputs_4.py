@@ -154,3 +154,96 @@ def test_a_pdf_whose_page_tree_loops_is_an_error_naming_it(tmp_path, capsys, nod
     (folder / "a.md").write_text("第一条 住宿费每晚不超过六百元。\n", encoding="utf-8")
     q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "住宿费？", "evidence": "住宿费每晚不超过六百元"}])
     _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q)], "loop.pdf", "refers to itself")
+
+
+# -- 14 (a). $CHUNKLAB_CACHE_MAX_BYTES that is not a number of bytes ------------------------------------
+
+@pytest.mark.parametrize("value", ["abc", "1e9", "0", "-5", "1.5"])
+def test_cache_max_bytes_errors_name_the_variable(tmp_path, monkeypatch, value):
+    from chunklab.retrieval.embed_cache import EmbeddingCache
+
+    monkeypatch.setenv("CHUNKLAB_CACHE_MAX_BYTES", value)
+    with pytest.raises(ValueError, match=r"^\$CHUNKLAB_CACHE_MAX_BYTES must be a whole number of bytes >= 1 "
+                                        rf"\(e\.g\. 2000000000 .*\), got '{value}'$"):
+        EmbeddingCache(tmp_path)
+    monkeypatch.setenv("CHUNKLAB_CACHE_MAX_BYTES", " 5000000 ")
+    assert EmbeddingCache(tmp_path).max_bytes == 5_000_000
+
+
+def _run_cli(argv, env_extra, timeout=300):
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
+    return subprocess.run([sys.executable, "-m", "chunklab", *argv], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_cli_cache_max_bytes_error_is_one_line_naming_it(docs, tmp_path):
+    folder, q = docs
+    r = _run_cli(["eval", "--corpus", str(folder), "--questions", str(q), "--retriever", "dense",
+                  "--embedder", "e5-small"], {"CHUNKLAB_CACHE": str(tmp_path / "c"), "CHUNKLAB_CACHE_MAX_BYTES": "1e9"})
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
+    assert lines[0].startswith("error: $CHUNKLAB_CACHE_MAX_BYTES must be a whole number of bytes >= 1"), lines
+
+
+# -- 14 (b). the password error on the command line ----------------------------------------------------------
+
+def test_encrypted_pdf_error_says_what_the_command_line_can_do(tmp_path, capsys):
+    pypdf = pytest.importorskip("pypdf")
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(200, 200)
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
+    pdf = tmp_path / "locked.pdf"
+    with open(pdf, "wb") as fh:
+        writer.write(fh)
+    err = _one_line_error(capsys, ["chunk", str(pdf)], "locked.pdf", "password-protected PDF: no password was given")
+    assert "the command line reads no passwords: decrypt a copy first" in err and "qpdf --decrypt" in err
+    from chunklab.preprocess import PdfError
+    from chunklab.preprocess.pdf import read_pages
+
+    with pytest.raises(PdfError, match="a wrong password was given .*read_pages\\(\\.\\.\\., password=\\.\\.\\.\\)"):
+        read_pages(pdf, password="wrong")
+
+
+# -- 14 (c). an embedding cache that cannot be written ----------------------------------------------------------
+
+def test_an_unwritable_cache_is_said_once_and_the_vectors_still_come(tmp_path):
+    import warnings
+
+    import numpy as np
+
+    from chunklab.retrieval.embed_cache import EmbeddingCache, EmbeddingCacheWarning
+    from chunklab.retrieval.embedder_base import CallableEmbedder
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache would be", encoding="utf-8")   # root or not, mkdir fails
+    calls = []
+
+    def fn(texts):
+        calls.append(len(texts))
+        return np.eye(len(texts), 4, dtype=np.float32) + 1
+
+    emb = CallableEmbedder(fn, name="toy", cache=EmbeddingCache(blocked))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        first = emb.embed(["甲", "乙"])
+        again = emb.embed(["甲", "乙", "丙"])
+    cache_warnings = [w for w in said if issubclass(w.category, EmbeddingCacheWarning)]
+    assert len(cache_warnings) == 1, [str(w.message) for w in said]   # before: none
+    msg = str(cache_warnings[0].message)
+    assert f"embedding cache {blocked}: cannot write to it" in msg and "every run embeds them again" in msg
+    assert first.shape == (2, 4) and again.shape == (3, 4) and sum(calls) >= 3
+
+
+def test_cli_unwritable_cache_is_one_warning_line(docs, tmp_path):
+    folder, q = docs
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x", encoding="utf-8")
+    r = _run_cli(["eval", "--corpus", str(folder), "--questions", str(q), "--retriever", "dense",
+                  "--embedder", "e5-small", "--json"], {"CHUNKLAB_CACHE": str(blocked)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: embedding cache {blocked}: cannot write to it"), lines
+    assert "hit" in json.loads(r.stdout)

@@ -124,7 +124,9 @@ def _open(path: Path, password: str | None):
         inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
         if isinstance(inner, PDFPasswordIncorrect):
             what = "a wrong password was given" if password else "no password was given"
-            raise PdfError(path, f"password-protected PDF: {what} (pass password=...)") from exc
+            raise PdfError(path, f"password-protected PDF: {what} (from Python: read_pages(..., password=...) or "
+                                 f"pipeline(..., password=...); the command line reads no passwords: decrypt a "
+                                 f"copy first, e.g. qpdf --decrypt --password=PASSWORD in.pdf out.pdf)") from exc
         if isinstance(inner, PSEOF):
             raise PdfError(path, "truncated or damaged PDF: unexpected end of file") from exc
         if isinstance(inner, PDFSyntaxError):

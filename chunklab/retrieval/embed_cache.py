@@ -209,6 +209,19 @@ class _Folder:
         return np.array(rec["vec"], dtype=np.float32), int(rec["tokens"])
 
 
+def _env_max_bytes() -> int:
+    """``$CHUNKLAB_CACHE_MAX_BYTES`` (unset or empty: :data:`DEFAULT_MAX_BYTES`); anything but a whole
+    number >= 1 is a ValueError naming the variable."""
+    env = os.environ.get("CHUNKLAB_CACHE_MAX_BYTES", "").strip()
+    if not env:
+        return DEFAULT_MAX_BYTES
+    n = int(env) if env.isascii() and env.isdigit() else 0
+    if n < 1:
+        raise ValueError(f"$CHUNKLAB_CACHE_MAX_BYTES must be a whole number of bytes >= 1 (e.g. 2000000000 "
+                         f"for 2 GB; unset: 1 GiB), got {env!r}")
+    return n
+
+
 class EmbeddingCache:
     """Vectors on disk under ``root`` (default :func:`default_cache_dir`), keyed by (model, mode, text).
 
@@ -221,8 +234,7 @@ class EmbeddingCache:
                  max_segments: int = 64) -> None:
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
         if max_bytes is None:
-            env = os.environ.get("CHUNKLAB_CACHE_MAX_BYTES")
-            max_bytes = int(env) if env else DEFAULT_MAX_BYTES
+            max_bytes = _env_max_bytes()
         self.max_bytes = Param("int", DEFAULT_MAX_BYTES, low=1).validate("max_bytes", max_bytes)
         self.max_segments = Param("int", 64, low=2).validate("max_segments", max_segments)
         self.error: str | None = None
@@ -298,6 +310,9 @@ class EmbeddingCache:
             _atomic_save(f.path, f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}", recs)
         except OSError as exc:
             self.error = f"embedding cache at {self.root} is read-only from now on: {type(exc).__name__}: {exc}"
+            warnings.warn(f"embedding cache {self.root}: cannot write to it ({type(exc).__name__}: "
+                          f"{exc.strerror or exc}); vectors are computed but not kept, so every run embeds them "
+                          f"again (said once)", EmbeddingCacheWarning, stacklevel=3)
             return
         f.refresh()
         if len(f.segments) > self.max_segments:
