@@ -247,3 +247,82 @@ def test_cli_unwritable_cache_is_one_warning_line(docs, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"warning: embedding cache {blocked}: cannot write to it"), lines
     assert "hit" in json.loads(r.stdout)
+
+
+# -- 15 (a). --out on a disk that fills up ---------------------------------------------------------------------
+
+def _small_files() -> None:  # pragma: no cover - runs in the child
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)       # a write past the limit fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_a_failed_out_write_leaves_no_partial_or_empty_file(docs, tmp_path, suffix):
+    import subprocess
+
+    folder, q = docs
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps([{"strategy": "recursive", "target": [40, 80]}]), encoding="utf-8")
+    outdir, spare, here = tmp_path / "out", tmp_path / "tmp", tmp_path / "cwd"
+    for d in (outdir, spare, here):
+        d.mkdir()
+    out = outdir / f"results{suffix}"
+    out.write_text("the previous results\n", encoding="utf-8")
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(spare), "PYTHONDONTWRITEBYTECODE": "1"}
+    r = subprocess.run([sys.executable, "-m", "chunklab", "matrix", "--corpus", str(folder), "--questions", str(q),
+                        "--grid", str(grid), "--k", "1", "--out", str(out)], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=here, preexec_fn=_small_files)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert r.stderr.strip().splitlines()[-1].startswith(f"error: cannot write --out {out}"), r.stderr[-2000:]
+    assert "the results are printed below" in r.stderr and "recursive" in r.stdout
+    # the old results are intact (before: cut to 300 bytes of the new ones), and nothing else was left
+    assert out.read_text(encoding="utf-8") == "the previous results\n"
+    assert sorted(p.name for p in outdir.iterdir()) == [out.name]    # before: a results-unsaved-* beside it
+    assert list(spare.iterdir()) == [] and list(here.iterdir()) == []
+
+
+def test_write_atomic_keeps_the_mode_and_replaces_whole(tmp_path):
+    import os
+
+    from chunklab.evaluation.matrix import write_atomic
+
+    p = tmp_path / "r.csv"
+    p.write_text("old\n", encoding="utf-8")
+    os.chmod(p, 0o640)
+    write_atomic(p, "new\n")
+    assert p.read_text(encoding="utf-8") == "new\n" and (p.stat().st_mode & 0o777) == 0o640
+    assert [x.name for x in tmp_path.iterdir()] == ["r.csv"]
+
+
+# -- 15 (b). a miss that retrieved nothing ---------------------------------------------------------------------
+
+def test_a_miss_that_retrieved_nothing_says_so(docs, tmp_path, capsys):
+    import numpy as np
+
+    from chunklab.evaluation.misses import SYMPTOMS, attribute_misses
+
+    bounds = (np.array([0, 10]), np.array([10, 20]))          # two chunks, [0, 10) and [10, 20)
+    gold = (np.array([[2], [3]]), np.array([[8], [9]]))        # both questions' evidence is in chunk 0
+    # both missed; the first retrieved nothing (-1 padded), the second chunk 1 only
+    cases = attribute_misses(np.array([[-1, -1], [1, -1]]), np.array([0, 0]), gold, bounds, k=2,
+                             question_ids=["q0", "q1"])
+    assert [c["retrieved"] for c in cases] == [0, 1]
+    assert [c["nothing_retrieved"] for c in cases] == [True, False]
+    assert all(c["symptom"] in SYMPTOMS for c in cases) and SYMPTOMS[-1] == "ranked_low" and len(SYMPTOMS) == 6
+
+    folder, q = docs
+    q2 = write_jsonl(tmp_path / "q2.jsonl", [
+        {"id": "q1", "question": "qqq zzz", "evidence": "住宿费每晚不超过六百元"},      # shares no term with any chunk
+        {"id": "q2", "question": "一线城市住宿费每晚", "evidence": "一线城市住宿费每晚不超过六百元"}])
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q2), "-p", "target=20", "--k", "1",
+                 "--misses", "5"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("  miss q1")]
+    assert line == "  miss q1 [ranked_low] nothing retrieved: qqq zzz"     # before: 'rank of a holding chunk -'
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q2), "-p", "target=20", "--k", "1",
+                 "--misses", "5", "--json"]) == 0
+    (m,) = [m for m in json.loads(capsys.readouterr().out)["misses"] if m["question_id"] == "q1"]
+    assert m["nothing_retrieved"] is True and m["retrieved"] == 0

@@ -102,11 +102,14 @@ def _save_elsewhere(text: str, out: Path) -> str | None:
     for folder in (out.parent, Path(tempfile.gettempdir()), Path.cwd()):
         try:
             fd, name = tempfile.mkstemp(dir=folder, prefix=f"{out.stem}-unsaved-{stamp}-", suffix=out.suffix)
+        except OSError:
+            continue
+        try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             return name
-        except OSError:
-            continue
+        except OSError:  # a full disk: leave no empty or partial file behind
+            Path(name).unlink(missing_ok=True)
     return None
 
 

@@ -201,9 +201,9 @@ def cmd_eval(args) -> int:
                          f"{pl.get('damaged', '?')} with a cut character")
         for m in misses:
             rank = m["container_rank"] if m["container_rank"] is not None else "-"
+            where = "nothing retrieved" if m.get("nothing_retrieved") else f"rank of a holding chunk {rank}"
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
-            lines.append(f"  miss {m['question_id']} [{m['symptom']}] rank of a holding chunk {rank}{pages}: "
-                         f"{(m['question'] or '')[:40]}")
+            lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
         return "\n".join(lines)
 
     emit(args, payload, text)

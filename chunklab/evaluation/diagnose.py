@@ -6,7 +6,8 @@ each label by re-retrieving the question on a changed chunking or ranking: ``cro
 near duplicates from the ranking brings the evidence chunk into the top k), ``diluted`` (cutting
 the evidence's window out as a chunk of its own gets it retrieved), ``ranked_low`` (neither; its
 ``rerank`` flag says whether the evidence chunk is within the ranking's depth, where a re-ranker
-could still find it).
+could still find it). A question that retrieved nothing at all keeps its label and is marked
+``nothing_retrieved`` (with ``retrieved`` 0): its words, not the chunking, are what to change.
 """
 from __future__ import annotations
 

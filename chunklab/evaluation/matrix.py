@@ -29,6 +29,7 @@ inherit it: tasks carry only the config. Dense and hybrid retrieval (``engine="d
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -37,6 +38,7 @@ import itertools
 import json
 import math
 import os
+import tempfile
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -181,8 +183,7 @@ class MatrixResult:
             w.writerow(r)
         text = buf.getvalue()
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+            write_atomic(path, text)
         return text
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
@@ -200,9 +201,34 @@ class MatrixResult:
                                  "engine": self.engine, "embedder": self.embedder, "shared": self.shared}),
                           ensure_ascii=False, indent=1)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+            write_atomic(path, text)
         return text
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file in the same folder, then
+    ``os.replace``; on failure (a full disk) the temporary file is removed and ``path`` is as it was."""
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:  # the mode the file has, or a new file's (mkstemp's is 0600)
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 # --------------------------------------------------------------------------------------------

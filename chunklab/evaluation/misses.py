@@ -51,8 +51,11 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
     Each record: ``question_id``, ``symptom``, ``evidence`` (global ``[start, end)``),
     ``container_rank`` (best rank of a holder in the ranking, else None), ``n_pieces`` (chunks
     overlapping ``g``), ``rerank`` (a holder is in the ranking, so a re-ranker could reach it) and
-    ``window_hit`` (None when not tested). ``retrieved`` (default: the first ``k`` columns of
-    ``ranked``) is the retrieved set, e.g. a budget selection.
+    ``window_hit`` (None when not tested), ``retrieved`` (how many chunks were retrieved for the
+    question) and ``nothing_retrieved`` (none were: the question shares no term with any chunk, or
+    only terms of idf 0; its symptom is still one of :data:`SYMPTOMS`, ``ranked_low`` when a chunk
+    holds ``g``). ``retrieved`` (default: the first ``k`` columns of ``ranked``, -1 padded) is the
+    retrieved set, e.g. a budget selection.
     """
     cgs, cge = bounds
     R = np.asarray(ranked, dtype=np.int64)
@@ -67,6 +70,7 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
         pieces = _overlapping(order, s_sorted, cge, maxlen, a, b) if len(cgs) else np.zeros(0, np.int64)
         holders = pieces[(cgs[pieces] <= a) & (cge[pieces] >= b)]
         row = R[qi]
+        got = int((np.asarray(row[:k] if retrieved is None else np.asarray(retrieved)[qi]) >= 0).sum())
         rank = None
         if len(holders):
             pos = np.flatnonzero(np.isin(row, holders))
@@ -92,7 +96,7 @@ def attribute_misses(ranked: Any, hit: np.ndarray, gold: tuple[np.ndarray, np.nd
         out.append({
             "question_id": question_ids[qi] if question_ids is not None else int(qi),
             "symptom": sym, "evidence": (a, b), "container_rank": rank, "n_pieces": int(len(pieces)),
-            "rerank": rank is not None, "window_hit": wh,
+            "rerank": rank is not None, "window_hit": wh, "retrieved": got, "nothing_retrieved": got == 0,
         })
     return out
 
