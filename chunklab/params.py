@@ -9,10 +9,11 @@ from __future__ import annotations
 import ast
 import json
 import numbers
+import reprlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-__all__ = ["Param", "ParamError", "parse_params", "loads_json", "read_bounded"]
+__all__ = ["Param", "ParamError", "parse_params", "loads_json", "read_bounded", "foreign_items"]
 
 
 class ParamError(ValueError):
@@ -197,3 +198,25 @@ def read_bounded(items: Iterable[Any], max_items: int, max_size: int, size: Call
             raise ValueError(error(len(out) >= max_items))
         out.append(item)
     return out
+
+
+def foreign_items(produce: Callable[[], Any], what: str, where: str = "", expected: str = "items") -> Iterator[Any]:
+    """The items of ``produce()``, another library's output, read lazily by a caller that wants an
+    iterable of ``expected``: a ``str``, ``bytes``, a mapping or anything not iterable is a TypeError
+    (a string would be read as its characters, a dict as its keys), and an ``exit()`` while producing
+    (which would end the whole program with no output) is a RuntimeError; both name ``what`` and ``where``.
+
+    >>> list(foreign_items(lambda: iter(["甲", "乙"]), "splitter 'f'"))
+    ['甲', '乙']
+    >>> list(foreign_items(lambda: "甲乙", "splitter 'f'", " for document 'd'", "strings"))
+    Traceback (most recent call last):
+    TypeError: splitter 'f' returned str '甲乙' for document 'd'; expected an iterable of strings
+    """
+    try:
+        out = produce()
+        if isinstance(out, (str, bytes, bytearray, Mapping)) or not hasattr(out, "__iter__"):
+            raise TypeError(f"{what} returned {type(out).__name__} {reprlib.repr(out)}{where}; "
+                            f"expected an iterable of {expected}")
+        yield from out
+    except SystemExit as exc:
+        raise RuntimeError(f"{what} called exit({exc.code!r}){where}") from None

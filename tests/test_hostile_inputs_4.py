@@ -70,8 +70,8 @@ def test_a_splitter_returning_a_str_or_a_mapping_is_an_error():
         split_with(lambda t: {t: 1}, [doc])    # before: its keys
     with pytest.raises(TypeError, match=r"splitter 'function' returned NoneType None"):
         split_with(lambda t: None, [doc])
-    with pytest.raises(TypeError, match=r"returned a piece of type int 1 for document 'd'"):
-        split_with(lambda t: [1, 2], [doc])
+    with pytest.raises(TypeError, match=r"a splitter returned int, expected str or an object with \.text"):
+        split_with(lambda t: [1, 2], [doc])     # (this one was an error before too)
     # what was accepted still is: lists, generators, tuples of (start, text)
     assert [c.text for c in split_with(lambda t: iter(t.split("。")[:2]), [doc])] == ["甲乙丙", "丁戊"]
     assert [c.start for c in split_with(lambda t: [(4, "丁戊")], [doc])] == [4]
@@ -97,7 +97,7 @@ def test_a_splitter_calling_exit_is_an_error_naming_it(docs, splitters, capsys, 
     from chunklab.adapters import split_with
 
     module = sys.modules.get(splitters) or __import__(splitters)
-    with pytest.raises(RuntimeError, match=rf"splitter '{attr}' called exit\(0\) on document 'd'"):
+    with pytest.raises(RuntimeError, match=rf"splitter '{attr}' called exit\(0\) for document 'd'"):
         split_with(getattr(module, attr), [Document("d", "甲乙丙。丁戊。")])
     folder, q = docs
     _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q), "--splitter",

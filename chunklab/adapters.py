@@ -1,13 +1,11 @@
 """Adapters for other libraries' splitters: place their strings back into a document as chunks.
 
-A splitter from another library returns strings, sometimes with offsets. :func:`split_with` runs
-a splitter over documents and takes each piece's place from the library when it reports one and
-the text there is the piece; otherwise :func:`chunks_from_strings` finds the string in the
-document (a sequential search that never jumps backwards). Pieces a byte-level token splitter
-damaged (a character cut in two, shown as U+FFFD) are placed too, and counted. The chunks can then
-be measured like chunklab's own. :func:`splitter_from_spec` builds a splitter from a
-``"module:attr"`` string (the command line's ``--splitter``). How a splitter is called and its
-output read (an iterable of pieces, nothing else) is :mod:`chunklab.adapters.reading`.
+A splitter from another library returns strings, sometimes with offsets. :func:`split_with` runs a splitter over
+documents and takes each piece's place from the library when it reports one and the text there is the piece;
+otherwise :func:`chunks_from_strings` finds the string in the document (a sequential search that never jumps
+backwards). Pieces a byte-level token splitter damaged (a character cut in two, shown as U+FFFD) are placed too,
+and counted. The chunks can then be measured like chunklab's own. :func:`splitter_from_spec` builds a splitter
+from a ``"module:attr"`` string (the command line's ``--splitter``).
 """
 from __future__ import annotations
 
@@ -18,11 +16,10 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
-from ..core import Chunk
-from ..params import Param, read_bounded
-from .reading import _char_overlap_hint, _name_of, _output, _reader
+from .core import Chunk
+from .params import Param, foreign_items, read_bounded
 
 __all__ = ["PlacedChunks", "chunks_from_strings", "split_with", "splitter_from_spec"]
 
@@ -366,32 +363,134 @@ def chunks_from_strings(document: Any, pieces: Sequence[str], strategy: str = "e
     return out
 
 
+# -- reading a splitter ---------------------------------------------------------------------------
+
+def _int_or_none(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
+def _piece_of(item: Any) -> tuple[str, int | None]:
+    """A splitter's output item as (text, the start the library reports or None).
+
+    A str; a ``(start, text)`` pair (semantic-text-splitter's ``chunk_indices``); or an object with
+    ``.text`` or ``.page_content`` and, maybe, ``.start_index`` (Chonkie), ``.start_char_idx``
+    (LlamaIndex) or ``.metadata["start_index"]`` (LangChain's ``add_start_index``).
+    """
+    if isinstance(item, str):
+        return item, None
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], str):
+        return item[1], _int_or_none(item[0])
+    text = next((t for t in (getattr(item, "text", None), getattr(item, "page_content", None))
+                 if isinstance(t, str)), None)
+    if text is None:
+        raise TypeError(f"a splitter returned {type(item).__name__}, expected str or an object with .text")
+    for name in ("start_index", "start_char_idx"):
+        start = _int_or_none(getattr(item, name, None))
+        if start is not None:
+            return text, start
+    metadata = getattr(item, "metadata", None)
+    if isinstance(metadata, dict):
+        return text, _int_or_none(metadata.get("start_index"))
+    return text, None
+
+
+def _llama_reader(splitter: Any) -> Callable[[str], list[Any]] | None:
+    """LlamaIndex node parsers: nodes of a one-document run, which carry ``start_char_idx``."""
+    if not callable(getattr(splitter, "get_nodes_from_documents", None)):
+        return None
+    try:
+        from llama_index.core.schema import Document as LlamaDocument  # optional dependency
+    except ImportError:
+        return None
+    return lambda text: splitter.get_nodes_from_documents([LlamaDocument(text=text)])
+
+
+def _semchunk_reader(splitter: Any) -> Callable[[str], list[Any]] | None:
+    """semchunk's chunker (``chunkerify``): called with ``offsets=True`` it reports (start, end)."""
+    if not (type(splitter).__module__ or "").startswith("semchunk") or not callable(splitter):
+        return None
+    return lambda text: [(s, c) for c, (s, _e) in zip(*splitter(text, offsets=True))]
+
+
+def _reader(splitter: Any) -> tuple[str, Callable[[str], Any]] | None:
+    """How to run ``splitter`` on a text: (the method used, text -> output items); None if unknown.
+
+    Methods reporting offsets come first: LlamaIndex's nodes, LangChain's ``create_documents``
+    with ``add_start_index``, semantic-text-splitter's ``chunk_indices``, semchunk's
+    ``offsets=True``; then ``split_text``, ``chunk`` (Chonkie: chunks carry offsets), ``chunks``
+    and a plain call.
+    """
+    llama = _llama_reader(splitter)
+    if llama is not None:
+        return "get_nodes_from_documents", llama
+    if (callable(getattr(splitter, "split_text", None)) and callable(getattr(splitter, "create_documents", None))
+            and getattr(splitter, "_add_start_index", False) is True):
+        return "create_documents", lambda text: splitter.create_documents([text])
+    if callable(getattr(splitter, "chunk_indices", None)):
+        return "chunk_indices", splitter.chunk_indices
+    sem = _semchunk_reader(splitter)
+    if sem is not None:
+        return "offsets", sem
+    for name in ("split_text", "chunk", "chunks"):
+        fn = getattr(splitter, name, None)
+        if callable(fn):
+            return name, fn
+    if callable(splitter):
+        return "call", splitter
+    return None
+
+
+def _char_overlap_hint(splitter: Any) -> int | None:
+    """The splitter's overlap in characters, when it states one and measures it in characters.
+
+    Only LangChain's character splitters (``CharacterTextSplitter``,
+    ``RecursiveCharacterTextSplitter`` and their subclasses) measure ``_chunk_overlap`` with
+    ``_length_function``, a number of characters when that is ``len``. Its ``TokenTextSplitter``
+    keeps ``len`` there but counts its overlap in tokens, which may be many more characters (and
+    a byte-level token may be less than one); a hint in the wrong unit would start the search too
+    late, so there is none.
+    """
+    overlap = getattr(splitter, "_chunk_overlap", None)
+    if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 0:
+        return None
+    if getattr(splitter, "_length_function", None) is not len:
+        return None
+    lc = sys.modules.get("langchain_text_splitters")  # loaded if the splitter is one of LangChain's
+    classes = tuple(getattr(lc, n, None) for n in ("CharacterTextSplitter", "RecursiveCharacterTextSplitter"))
+    return overlap if any(classes) and isinstance(splitter, tuple(c for c in classes if c)) else None
+
+
+def _name_of(splitter: Any) -> str:
+    if isinstance(splitter, functools.partial):
+        return _name_of(splitter.func)
+    name = getattr(splitter, "__name__", None)
+    return name if inspect.isroutine(splitter) and isinstance(name, str) and name != "<lambda>" \
+        else type(splitter).__name__
+
+
 def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = None,
                on_missing: str = "raise", use_offsets: bool = True) -> PlacedChunks:
     """Chunk ``documents`` with another library's splitter and place its pieces in them.
 
-    ``splitter`` is an object with ``split_text`` (LangChain, LlamaIndex), ``chunks``
-    (semantic-text-splitter), ``chunk`` (Chonkie's chunkers) or a callable ``str -> list[str]``
-    (semchunk's ``chunkerify`` result, a plain function); its output may also be objects with
-    ``.text`` or ``.page_content``.
+    ``splitter`` is an object with ``split_text`` (LangChain, LlamaIndex), ``chunks`` (semantic-text-splitter),
+    ``chunk`` (Chonkie's chunkers) or a callable ``str -> list[str]`` (semchunk's ``chunkerify`` result, a plain
+    function); its output may also be objects with ``.text`` or ``.page_content``. Anything but an iterable of pieces
+    (a ``str``, a ``dict``) is a TypeError, an ``exit()`` in it a RuntimeError; what it prints goes to stderr.
 
-    Where the library reports offsets they are used, each checked against the text first
-    (``text[start:start + len(piece)] == piece``): LangChain's ``metadata["start_index"]`` when
-    the splitter was made with ``add_start_index=True`` (via ``create_documents``), Chonkie's
-    ``start_index``, semantic-text-splitter's ``chunk_indices``, LlamaIndex's ``start_char_idx``
-    (via ``get_nodes_from_documents``) and semchunk's ``offsets=True``. Pieces without one, or
-    whose reported place is wrong (LangChain and LlamaIndex find their pieces with
-    ``str.find`` and misplace repeated text), go through the sequential search of
-    :func:`chunks_from_strings`; ``use_offsets=False`` searches every piece. LangChain's
-    ``chunk_overlap`` is the search's overlap hint for its character splitters only (a
-    ``TokenTextSplitter`` counts it in tokens).
+    Where the library reports offsets they are used, each checked against the text first (``text[start:start +
+    len(piece)] == piece``): LangChain's ``metadata["start_index"]`` when the splitter was made with
+    ``add_start_index=True`` (via ``create_documents``), Chonkie's ``start_index``, semantic-text-splitter's
+    ``chunk_indices``, LlamaIndex's ``start_char_idx`` (via ``get_nodes_from_documents``) and semchunk's
+    ``offsets=True``. Pieces without one, or whose reported place is wrong (LangChain and LlamaIndex find their
+    pieces with ``str.find`` and misplace repeated text), go through the sequential search of
+    :func:`chunks_from_strings`; ``use_offsets=False`` searches every piece. LangChain's ``chunk_overlap`` is the
+    search's overlap hint for its character splitters only (a ``TokenTextSplitter`` counts it in tokens).
 
-    A byte-level token splitter (LangChain's ``TokenTextSplitter``, a Chonkie ``TokenChunker`` with
-    a tiktoken encoding) cuts multi-byte characters (all Chinese ones) at chunk edges and shows the
-    bytes as U+FFFD. Such pieces are placed anyway (the chunk holds the whole character and has
-    ``meta["damaged"] = True``). The result is a :class:`PlacedChunks`, a list of chunks to hand to
-    :func:`~chunklab.evaluate` as it is, whose ``damaged``, ``reported``, ``searched`` and
-    ``missing`` count the pieces of all documents.
+    A byte-level token splitter (LangChain's ``TokenTextSplitter``, a Chonkie ``TokenChunker`` with a tiktoken
+    encoding) cuts multi-byte characters (all Chinese ones) at chunk edges and shows the bytes as U+FFFD. Such
+    pieces are placed anyway (the chunk holds the whole character and has ``meta["damaged"] = True``). The result is
+    a :class:`PlacedChunks`, a list of chunks to hand to :func:`~chunklab.evaluate` as it is, whose ``damaged``,
+    ``reported``, ``searched`` and ``missing`` count the pieces of all documents.
 
     A splitter's output is read lazily; too many pieces (2 x len + 1000, 100 x len + 100,000 chars): ValueError.
 
@@ -411,15 +510,13 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
     for d in documents:
         n = len(d.text)
         most, room = 2 * n + 1000, 100 * n + 100_000
-        try:
-            with contextlib.redirect_stdout(sys.stderr):  # its prints must not mix with the result (--json)
-                items = read_bounded(_output(fn(d.text), name, d.id), most, room, lambda it: len(
-                    it[0]), lambda many: (f"splitter {name!r} returned more than "
-                    f"{f'{most} pieces' if many else f'{room} characters of pieces'} for document {d.id!r} of {n} "
-                    f"characters (at most {'2' if many else '100'} x its length + {'1000' if many else '100000'}); "
-                    f"is it yielding forever?"))
-        except SystemExit as exc:
-            raise RuntimeError(f"splitter {name!r} called exit({exc.code!r}) on document {d.id!r}") from None
+        output = foreign_items(lambda: fn(d.text), f"splitter {name!r}", f" for document {d.id!r}",
+                               "strings (or of objects with .text)")
+        with contextlib.redirect_stdout(sys.stderr):  # its prints must not mix with the result (--json)
+            items = read_bounded(map(_piece_of, output), most, room, lambda it: len(it[0]), lambda many: (
+                f"splitter {name!r} returned more than {f'{most} pieces' if many else f'{room} characters of pieces'} "
+                f"for document {d.id!r} of {n} characters (at most {'2' if many else '100'} x its length + "
+                f"{'1000' if many else '100000'}); is it yielding forever?"))
         pieces = [p for p, _s in items]
         starts = [s for _p, s in items] if use_offsets and any(s is not None for _p, s in items) else None
         part = chunks_from_strings(d, pieces, strategy=name, on_missing=on_missing, overlap=overlap, starts=starts)
