@@ -132,9 +132,9 @@ def budget():
 
 # --- checks of one chapter (each returns a list of problems) ---------------------
 
-#: Tags whose cells the site does not show, input or output (MyST-NB); Lab must collapse the same.
+#: Tags whose code the site does not show (MyST-NB); Lab must collapse it the same way. (Not outputs:
+#: JupyterLab shows a cell's new output when it runs and drops outputs_hidden on save.)
 SITE_HIDES_INPUT = {"remove-input", "hide-input", "remove-cell", "hide-cell"}
-SITE_HIDES_OUTPUT = {"remove-output", "hide-output", "remove-cell", "hide-cell"}
 
 
 def _cell_problems(cells: list[dict]) -> list[str]:
@@ -146,9 +146,6 @@ def _cell_problems(cells: list[dict]) -> list[str]:
             if set(c["tags"]) & SITE_HIDES_INPUT and not c["input_hidden"]:
                 problems.append(f"{where} is hidden on the site ({', '.join(c['tags'])}) but its code is open in "
                                 "JupyterLab: give it jupyter.source_hidden")
-            if set(c["tags"]) & SITE_HIDES_OUTPUT and not c["output_hidden"]:
-                problems.append(f"{where}: its output is hidden on the site ({', '.join(c['tags'])}) but open in "
-                                "JupyterLab: give it jupyter.outputs_hidden")
             for e in c["errors"]:
                 problems.append(f"{where} raised {e['ename']}: {_short(e['evalue'])}  [{_short(c['source'], 80)}]")
             for text in c["stderr"]:

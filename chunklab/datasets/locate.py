@@ -157,11 +157,13 @@ def at_offsets(corpus: Corpus, doc: Document | None, e: str, start: int,
     """Evidence ``e`` pinned at ``[start, end)`` of ``doc`` (``end`` defaults to ``start + len(e)``; ``doc``
     may be None only in a corpus of one document). ``((doc_id, start), None)`` or ``(None, message)``.
 
-    >>> c = Corpus("c", [Document("a", "甲乙甲乙")])
+    >>> c = Corpus("c", [Document("a", "甲乙甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未")])
     >>> at_offsets(c, None, "甲乙", 2, 4)
     (('a', 2), None)
-    >>> at_offsets(c, None, "甲乙", 1, 3)[1]
-    "the text at 1:3 of doc 'a' is '乙甲', not the evidence (which occurs in 'a' at 0, 2)"
+    >>> at_offsets(c, None, "甲乙", 14, 16)[1]
+    "the text at 14:16 of doc 'a' is '寅卯', not the evidence (which occurs in 'a' at 0, 2)"
+    >>> "1 character earlier" in at_offsets(c, None, "丙丁", 5, 7)[1]   # a dropped BOM, say
+    True
     """
     if doc is None:
         if len(corpus) == 1:
