@@ -326,3 +326,88 @@ def test_a_miss_that_retrieved_nothing_says_so(docs, tmp_path, capsys):
                  "--misses", "5", "--json"]) == 0
     (m,) = [m for m in json.loads(capsys.readouterr().out)["misses"] if m["question_id"] == "q1"]
     assert m["nothing_retrieved"] is True and m["retrieved"] == 0
+
+
+# -- 8. OCR has a page limit, a progress bar, and says how many pages it read ------------------------------------
+
+@pytest.fixture()
+def fake_ocr(monkeypatch):
+    """Tesseract replaced by a stub that reads one line of each page image it is given."""
+    from chunklab.preprocess import ocr as ocr_mod
+
+    seen = []
+
+    def lines(png, lang="chi_sim", psm=None):
+        seen.append(Path(png).name)
+        n = int(Path(png).stem[len("page"):])
+        return [ocr_mod.OcrLine(f"扫描的{'甲乙丙丁戊己庚辛壬癸'[n - 1]}页文字", 40, 300, 400, 340, 90.0)]
+
+    monkeypatch.setattr(ocr_mod, "ocr_unavailable_reason", lambda lang="chi_sim": None)
+    monkeypatch.setattr(ocr_mod, "ocr_lines", lines)
+    monkeypatch.setattr(ocr_mod, "tesseract_version", lambda: "stub")
+    return seen
+
+
+def _scan(tmp_path: Path, pages: int, name: str = "scan.pdf") -> Path:
+    from test_hostile_inputs_2 import _raw_pdf
+
+    return _raw_pdf(tmp_path / name, [{"box": (300, 400), "image": True}] * pages)
+
+
+@pytest.mark.timeout(120)
+def test_ocr_stops_at_the_page_limit_naming_file_and_page(tmp_path, fake_ocr):
+    from chunklab.preprocess import PdfError, pipeline
+    from chunklab.preprocess.pdf import MAX_OCR_PAGES, ocr_limits, read_pages
+
+    pdf = _scan(tmp_path, 5)
+    with pytest.raises(PdfError, match=r"scan\.pdf: page 4 needs OCR, but 3 pages have been read by OCR already, "
+                                       r"the limit per file \(about 0\.5 s a page; raise it with --max-ocr-pages N"):
+        read_pages(pdf, ocr=True, max_ocr_pages=3)
+    assert len(fake_ocr) == 3                       # no page past the limit was rendered or read
+    with ocr_limits(2), pytest.raises(PdfError, match="page 3 needs OCR, but 2 pages"):
+        pipeline(pdf, ocr=True)
+    with ocr_limits(0), pytest.raises(PdfError, match="page 1 needs OCR, but 0 pages"):
+        read_pages(pdf, ocr=True)
+    assert 100 <= MAX_OCR_PAGES <= 1000
+    doc = pipeline(pdf, ocr=True, max_ocr_pages=5)
+    assert doc.meta["ocr_pages"] == 5 and sorted(doc.meta["ocr"]) == [1, 2, 3, 4, 5]
+    assert "扫描" in doc.text
+    with pytest.raises(ValueError, match="max_ocr_pages"):
+        read_pages(pdf, ocr=True, max_ocr_pages=-1)
+
+
+def test_cli_ocr_page_limit_and_count(tmp_path, fake_ocr, capsys):
+    pdf = _scan(tmp_path, 5)
+    _one_line_error(capsys, ["chunk", str(pdf), "--max-ocr-pages", "2"], str(pdf), "page 3 needs OCR",
+                    "--max-ocr-pages")
+    _one_line_error(capsys, ["chunk", str(pdf), "--max-ocr-pages", "-1"], "--max-ocr-pages must be an int >= 0")
+    assert main(["chunk", str(pdf)]) == 0
+    out = capsys.readouterr()
+    assert "(text extracted from 5 PDF pages, 5 of them read by OCR)" in out.out.splitlines()[0]
+    assert main(["chunk", str(pdf), "--json"]) == 0
+    out = capsys.readouterr()
+    json.loads(out.out)
+    assert out.err == f"warning: {pdf}: 5 of 5 pages were read by OCR (Tesseract)\n"
+    # a corpus with a scanned PDF: one warning line counting the pages
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "scan.pdf").write_bytes(pdf.read_bytes())
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "第三页？", "evidence": "扫描的丙页文字"}])
+    assert main(["eval", "--corpus", str(folder), "--questions", str(q), "--json"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["warning: 5 scanned PDF pages of 1 file were read by OCR (Tesseract): scan 5"], err
+    _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q), "--max-ocr-pages", "4"],
+                    "scan.pdf: page 5 needs OCR")
+
+
+@pytest.mark.parametrize("pages,tty,bar", [(6, True, True), (3, True, False), (6, False, False)])
+def test_ocr_progress_bar_on_a_terminal_past_a_few_pages(tmp_path, fake_ocr, monkeypatch, capsys, pages, tty, bar):
+    from chunklab.preprocess.pdf import read_pages
+
+    pdf = _scan(tmp_path, pages)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    read_pages(pdf, ocr=True)
+    err = capsys.readouterr().err
+    assert ("OCR scan.pdf" in err) == bar, err
+    if bar:
+        assert "/6 [" in err and "page" in err

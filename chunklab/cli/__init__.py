@@ -40,7 +40,7 @@ from ..datasets.questions import QuestionError
 from ..evaluation.distributed import parse_scheduler
 from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
 from ..params import loads_json
-from ..preprocess.pdf import MAX_FILE_CHARS, MAX_PAGE_CHARS
+from ..preprocess.pdf import MAX_FILE_CHARS, MAX_OCR_PAGES, MAX_PAGE_CHARS
 from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
 from .benchmarks import add_bench_parser
@@ -230,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--max-pdf-chars", type=int, default=None, metavar="N",
                         help=f"most characters a PDF file's text may hold (default {MAX_FILE_CHARS:,}); "
                              f"more is an error naming the file")
+        sp.add_argument("--max-ocr-pages", type=int, default=None, metavar="N",
+                        help=f"most pages of a PDF file read by OCR, about 0.5 s each (default {MAX_OCR_PAGES:,}); "
+                             f"more is an error naming the file and page")
 
     s = sub.add_parser("chunk", help="chunk one file and print the chunks")
     s.add_argument("file")

@@ -52,6 +52,8 @@ def cmd_chunk(args) -> int:
     if path.suffix.lower() in PDF_SUFFIXES:  # the folder corpus's PDF reader: offsets into the extracted text
         doc = pdf_document(path, path.stem, path.name, max_file_bytes=limit)
         doc = Document(doc.id, doc.text, title=path.stem, meta={**doc.meta, "path": str(path)})
+        if args.json and doc.meta.get("ocr_pages"):  # the text line says it otherwise
+            warn([f"{path}: {doc.meta['ocr_pages']} of {doc.meta.get('n_pages')} pages were read by OCR (Tesseract)"])
     else:
         try:  # the corpus loader's reader: same BOM, newline and UTF-8 rules, so the same offsets
             text = read_text_file(path, limit)
@@ -67,7 +69,8 @@ def cmd_chunk(args) -> int:
     ]
 
     def text_out() -> str:
-        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages)" if doc.meta.get("type") == "pdf" else ""
+        ocr = f", {doc.meta['ocr_pages']} of them read by OCR" if doc.meta.get("ocr_pages") else ""
+        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr})" if doc.meta.get("type") == "pdf" else ""
         rows = [f"{strategy!r}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
         for c in chunks:
             preview = c.text[:60].replace("\n", "⏎")

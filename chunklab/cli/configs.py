@@ -35,7 +35,7 @@ from ..params import loads_json, parse_params
 from ..preprocess import with_pages
 from ..retrieval import TOKENIZERS
 from .engines import NEEDS_EMBEDDER, retrieval_options
-from .output import CLIError, cap
+from .output import CLIError, cap, warn
 
 __all__ = ["Chunker", "parse_config", "strategy_chunker", "splitter_chunker", "side_chunker",
            "eval_chunker", "settings_from_args", "load_inputs", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES"]
@@ -198,6 +198,11 @@ def load_inputs(args) -> tuple[Corpus, list]:
             raise CLIError("--corpus is required when --questions is a file")
     limit = cap(args)
     corpus = load_corpus(corpus_name, max_file_bytes=limit)
+    ocr = {d.id: d.meta["ocr_pages"] for d in corpus.documents if (d.meta or {}).get("ocr_pages")}
+    if ocr:  # slow, and its text may hold recognition errors: say so, on stderr (also with --json)
+        warn([f"{sum(ocr.values()):,} scanned PDF pages of {len(ocr)} file{'s' if len(ocr) > 1 else ''} were read "
+              f"by OCR (Tesseract): " + ", ".join(f"{k} {v}" for k, v in list(ocr.items())[:5])
+              + (" …" if len(ocr) > 5 else "")])
     if args.questions is None:
         raise CLIError("--questions is required (a JSONL file, a Chroma CSV, or a named set: "
                        + ", ".join(NAMED_SETS) + ")")

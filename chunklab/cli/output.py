@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..datasets.files import MAX_FILE_BYTES
 from ..datasets.questions import QuestionError
-from ..preprocess.pdf import char_limits
+from ..preprocess.pdf import char_limits, ocr_limits
 from ..retrieval.embed_cache import EmbeddingCacheWarning
 
 __all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed",
@@ -115,14 +115,17 @@ def runtime_warnings_as_lines() -> Iterator[None]:
 
 @contextlib.contextmanager
 def pdf_limits(args) -> Iterator[None]:
-    """``--max-page-chars`` / ``--max-pdf-chars`` as the PDF readers' limits while the command runs."""
+    """``--max-page-chars`` / ``--max-pdf-chars`` / ``--max-ocr-pages`` as the PDF readers' limits while the command runs."""
     values = {}
     for flag, name in (("--max-page-chars", "max_page_chars"), ("--max-pdf-chars", "max_pdf_chars")):
         v = getattr(args, name, None)
         if v is not None and v < 1:
             raise CLIError(f"{flag} must be an int >= 1, got {v}", where=flag)
         values[name] = v
-    with char_limits(values["max_page_chars"], values["max_pdf_chars"]):
+    ocr = getattr(args, "max_ocr_pages", None)
+    if ocr is not None and ocr < 0:
+        raise CLIError(f"--max-ocr-pages must be an int >= 0, got {ocr}", where="--max-ocr-pages")
+    with char_limits(values["max_page_chars"], values["max_pdf_chars"]), ocr_limits(ocr):
         yield
 
 

@@ -24,7 +24,8 @@ any other string or :class:`~pathlib.Path`
     A folder of your own files, loaded recursively by :func:`load_folder`.
 
 Corpora are cached in-process (``load_corpus.cache_clear()`` forgets them), so
-load them freely. Nothing is downloaded. Files are read by
+load them freely; the PDF limits in force (:func:`~chunklab.preprocess.pdf.char_limits`,
+:func:`~chunklab.preprocess.pdf.ocr_limits`) are part of the key. Nothing is downloaded. Files are read by
 :func:`~chunklab.datasets.files.read_text_file`: regular files only, each at most
 ``max_file_bytes`` (default :data:`~chunklab.datasets.files.MAX_FILE_BYTES`, 100 MB).
 
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 from ..core import Document
+from ..preprocess.limits import _CHAR_LIMITS, _OCR_LIMIT
 from . import files, laws
 from .files import load_folder
 
@@ -187,15 +189,16 @@ def load_corpus(name: str | os.PathLike, *, max_file_bytes: int | None = None) -
     'python'
     """
     cap = files.check_max_file_bytes(max_file_bytes)
+    limits = (_CHAR_LIMITS.get(), _OCR_LIMIT.get())   # a PDF read under other limits is read again
     if isinstance(name, os.PathLike):
-        return _load_folder_cached(str(Path(name).resolve()), cap)
+        return _load_folder_cached(str(Path(name).resolve()), cap, limits)
     if not isinstance(name, str) or not name.strip():
         raise TypeError(f"corpus name must be a non-empty str or a path, got {name!r}")
-    return _load_named(name.strip(), cap)
+    return _load_named(name.strip(), cap, limits)
 
 
 @functools.lru_cache(maxsize=None)
-def _load_named(name: str, cap: int = files.MAX_FILE_BYTES) -> Corpus:
+def _load_named(name: str, cap: int = files.MAX_FILE_BYTES, limits: tuple = ()) -> Corpus:
     if name == "xiaobei":
         root = data_dir() / "xiaobei"
         if not root.is_dir():
@@ -209,7 +212,7 @@ def _load_named(name: str, cap: int = files.MAX_FILE_BYTES) -> Corpus:
         return Corpus(name, laws.load_laws(name.partition(":")[2] or None))
     path = Path(name).expanduser()
     if path.is_dir():
-        return _load_folder_cached(str(path.resolve()), cap)
+        return _load_folder_cached(str(path.resolve()), cap, limits)
     close = difflib.get_close_matches(name, list(CORPUS_NAMES), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     if path.exists():
@@ -222,7 +225,7 @@ def _load_named(name: str, cap: int = files.MAX_FILE_BYTES) -> Corpus:
 
 
 @functools.lru_cache(maxsize=None)
-def _load_folder_cached(path: str, cap: int = files.MAX_FILE_BYTES) -> Corpus:
+def _load_folder_cached(path: str, cap: int = files.MAX_FILE_BYTES, limits: tuple = ()) -> Corpus:
     return Corpus(path, files.load_folder(path, max_file_bytes=cap))
 
 

@@ -58,7 +58,7 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
              tables: bool = True, ocr: bool | str = "auto", lang: str = "chi_sim", password: str | None = None,
              title: str | None = None, pages: Sequence[int] | None = None, merged: str = "fill",
              join_tables: bool = True, footnotes: bool = True, max_page_chars: int | None = None,
-             max_file_chars: int | None = None) -> Document:
+             max_file_chars: int | None = None, max_ocr_pages: int | None = None) -> Document:
     """A PDF to a :class:`~chunklab.Document` ready for chunking.
 
     Steps, each switchable and each recorded in ``meta["preprocess"]``:
@@ -86,8 +86,9 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
 
     Pages that give no text are listed in ``meta["skipped_pages"]`` with the
     reason. Raises :class:`PdfError` for a file that cannot be read at all, or whose
-    text is over ``max_page_chars`` on a page or ``max_file_chars`` in all (see
-    :func:`~chunklab.preprocess.pdf.read_pages`).
+    text is over ``max_page_chars`` on a page or ``max_file_chars`` in all, or that has more than
+    ``max_ocr_pages`` pages to read by OCR (see :func:`~chunklab.preprocess.pdf.read_pages`);
+    ``meta["ocr_pages"]`` counts the pages read by OCR.
     """
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
@@ -98,7 +99,8 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
         raise RuntimeError(f"ocr=True but OCR cannot run: {ocr_unavailable_reason(lang)}")
     numbers = pages
     pages = read_pages(path, password=password, tables=tables, ocr=bool(ocr), lang=lang, pages=numbers,
-                       merged=merged, max_page_chars=max_page_chars, max_file_chars=max_file_chars)
+                       merged=merged, max_page_chars=max_page_chars, max_file_chars=max_file_chars,
+                       max_ocr_pages=max_ocr_pages)
     steps: list[dict[str, Any]] = [_extract_step(pages, tables, ocr)]
     if numbers is not None:
         steps[0]["only_pages"] = [p.number for p in pages]

@@ -1,4 +1,4 @@
-"""Limits on what a PDF's text layer may make chunklab hold: characters per page and per file.
+"""Limits on what a PDF may make chunklab do: characters per page and per file, pages read by OCR.
 
 A page is parsed by pdfminer into one object per glyph, however long its content stream: a 7.7 KB
 file whose one compressed stream inflates to 2 MB of text lines took 4.4 GB. :func:`_parse_layout`
@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from ..params import Param
 
-__all__ = ["MAX_PAGE_CHARS", "MAX_FILE_CHARS", "char_limits"]
+__all__ = ["MAX_PAGE_CHARS", "MAX_FILE_CHARS", "MAX_OCR_PAGES", "char_limits", "ocr_limits"]
 
 #: Characters a page's text layer may hold (a dense page of Chinese has 2,000 to 4,000).
 MAX_PAGE_CHARS = 200_000
@@ -33,6 +33,23 @@ def char_limits(max_page_chars: int | None = None, max_file_chars: int | None = 
         yield
     finally:
         _CHAR_LIMITS.reset(token)
+
+
+#: Pages of one file read by OCR (Tesseract takes about 0.5 s a page: 200 pages, under 2 minutes).
+MAX_OCR_PAGES = 200
+_OCR_LIMIT: contextvars.ContextVar[int] = contextvars.ContextVar("chunklab_ocr_pages", default=MAX_OCR_PAGES)
+
+
+@contextlib.contextmanager
+def ocr_limits(max_ocr_pages: int | None = None) -> Iterator[None]:
+    """Within the block, :func:`~chunklab.preprocess.pdf.read_pages` reads at most ``max_ocr_pages``
+    pages of a file by OCR (None: :data:`MAX_OCR_PAGES`); the command line's ``--max-ocr-pages``."""
+    n = Param("int", MAX_OCR_PAGES, low=0, none_ok=True).validate("max_ocr_pages", max_ocr_pages)
+    token = _OCR_LIMIT.set(MAX_OCR_PAGES if n is None else n)
+    try:
+        yield
+    finally:
+        _OCR_LIMIT.reset(token)
 
 
 class _TooManyChars(Exception):

@@ -22,12 +22,13 @@ import io
 import re
 import shutil
 import subprocess
+import sys
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["OcrError", "OcrLine", "ocr_available", "ocr_unavailable_reason", "ocr_image", "ocr_lines",
+__all__ = ["OcrError", "OcrLine", "OcrRun", "ocr_available", "ocr_unavailable_reason", "ocr_image", "ocr_lines",
            "tesseract_version", "levenshtein", "cer", "normalize_for_cer"]
 
 #: Page segmentation mode passed to Tesseract: 3 = fully automatic page segmentation (its default).
@@ -201,3 +202,37 @@ def cer(reference: str, hypothesis: str, fold_width: bool = False) -> float:
     if not ref:
         return 0.0 if not hyp else 1.0
     return levenshtein(ref, hyp) / len(ref)
+
+
+class OcrRun:
+    """The pages of one file read by OCR: counted against ``limit``, and, once more than
+    :attr:`BAR_AFTER` of them have been, shown on a progress bar on stderr when it is a terminal.
+
+    >>> run = OcrRun("scans/scan.pdf", limit=2, pages=5)
+    >>> run.start(1), run.start(3), run.start(4), run.done
+    (True, True, False, 2)
+    """
+
+    BAR_AFTER = 3
+
+    def __init__(self, name: str, limit: int, pages: int) -> None:
+        self.name, self.limit, self.pages, self.done, self.bar = name, limit, pages, 0, None
+
+    def start(self, number: int) -> bool:
+        """Page ``number`` is about to be read by OCR; False (nothing counted) when the limit is reached."""
+        if self.done >= self.limit:
+            return False
+        self.done += 1
+        if self.bar is None and self.done > self.BAR_AFTER and sys.stderr.isatty():
+            from tqdm import tqdm  # a requirement of the project; here so that reading a PDF needs no tqdm
+
+            self.bar = tqdm(total=self.pages, initial=max(number - 1, 0), desc=f"OCR {Path(self.name).name}",
+                            unit="page", file=sys.stderr, leave=False)
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.done} by OCR", refresh=False)
+            self.bar.update(max(number - self.bar.n, 0))
+        return True
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

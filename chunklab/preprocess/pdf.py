@@ -39,6 +39,7 @@ with the text extracted, not with the pages' parse trees.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import math
 import re
 import statistics
@@ -51,14 +52,15 @@ from ..params import Param
 from . import ocr as ocr_mod
 from .chars import _inside, _latin, segments_from_chars
 from .layout import _CID, FOOTNOTE_MARK, order_page
-from .limits import _CHAR_LIMITS, MAX_FILE_CHARS, MAX_PAGE_CHARS, _parse_layout, _TooManyChars, char_limits
+from .limits import (_CHAR_LIMITS, _OCR_LIMIT, MAX_FILE_CHARS, MAX_OCR_PAGES, MAX_PAGE_CHARS, _parse_layout,
+                     _TooManyChars, char_limits, ocr_limits)
 from .model import EMPTY_PAGE, NO_TEXT_LAYER, Page, Region, Segment
 from .tables import find_rule_tables, find_tables
 
 __all__ = [
     "PdfError", "Segment", "Page", "Region", "read_pages", "build_document", "figure_records",
     "extract_pdf", "locate", "pages_of", "EMPTY_PAGE", "NO_TEXT_LAYER", "MAX_PAGE_CHARS", "MAX_FILE_CHARS",
-    "char_limits", "MAX_OCR_PIXELS", "MIN_OCR_DPI",
+    "char_limits", "ocr_limits", "MAX_OCR_PAGES", "MAX_OCR_PIXELS", "MIN_OCR_DPI",
 ]
 
 #: Pixels a page is rendered with for OCR at most (6,300 x 6,300; A0 at 160 dpi): a larger page
@@ -155,7 +157,7 @@ def _tree_loops(root) -> bool:
 def read_pages(path: str | Path, password: str | None = None, tables: bool = False,
                ocr: bool | str = False, lang: str = "chi_sim", pages: Sequence[int] | None = None,
                merged: str = "fill", max_page_chars: int | None = None,
-               max_file_chars: int | None = None) -> list[Page]:
+               max_file_chars: int | None = None, max_ocr_pages: int | None = None) -> list[Page]:
     """Every page of the PDF at ``path`` (or the 1-based page numbers in ``pages``) as a :class:`Page`.
 
     ``tables``: find ruled tables (:func:`chunklab.preprocess.tables.find_tables`,
@@ -172,7 +174,8 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
     ``max_page_chars`` / ``max_file_chars`` (default: :func:`char_limits`'s, else
     :data:`MAX_PAGE_CHARS` / :data:`MAX_FILE_CHARS`): a page, or the pages read, with more
     characters is a :class:`PdfError` naming the page and the limit. Each page's parse is
-    released once it has been read.
+    released once it has been read. ``max_ocr_pages`` (default: :func:`ocr_limits`'s, else
+    :data:`MAX_OCR_PAGES`): a page that would be one more read by OCR is a :class:`PdfError`.
     """
     path = Path(path)
     dflt_page, dflt_file = _CHAR_LIMITS.get()
@@ -180,6 +183,7 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
     max_file = Param("int", dflt_file, low=1, none_ok=True).validate("max_file_chars", max_file_chars)
     max_page = dflt_page if max_page is None else max_page
     max_file = dflt_file if max_file is None else max_file
+    max_ocr = Param("int", _OCR_LIMIT.get(), low=0, none_ok=True).validate("max_ocr_pages", max_ocr_pages)
     pdf = _open(path, password)
     out: list[Page] = []
     total = 0
@@ -188,13 +192,15 @@ def read_pages(path: str | Path, password: str | None = None, tables: bool = Fal
         bad = [n for n in numbers if not 1 <= n <= len(pdf.pages)]
         if bad:
             raise ValueError(f"{path}: no page {bad[0]} (the file has {len(pdf.pages)} pages)")
-        for number in numbers:
-            pp = pdf.pages[number - 1]
-            try:
-                total += _read_page(path, pp, number, out, tables, ocr, lang, merged, max_page, max_file - total,
-                                    max_file)
-            finally:
-                pp.close()   # its parse (pdfminer's objects, pdfplumber's dicts) is not needed again
+        run = ocr_mod.OcrRun(str(path), _OCR_LIMIT.get() if max_ocr is None else max_ocr, max(numbers, default=0))
+        with contextlib.closing(run):
+            for number in numbers:
+                pp = pdf.pages[number - 1]
+                try:
+                    total += _read_page(path, pp, number, out, tables, (ocr and run), lang, merged, max_page,
+                                        max_file - total, max_file)
+                finally:
+                    pp.close()   # its parse (pdfminer's objects, pdfplumber's dicts) is not needed again
     return out
 
 
@@ -325,6 +331,10 @@ def _ocr_page(pp, page: Page, ocr: bool | str, lang: str) -> None:
     if reason:
         page.skipped = f"{NO_TEXT_LAYER}; OCR unavailable: {reason}"
         return
+    if isinstance(ocr, ocr_mod.OcrRun) and not ocr.start(page.number):
+        raise PdfError(Path(ocr.name), f"page {page.number} needs OCR, but {ocr.limit:,} pages have been "
+                       f"read by OCR already, the limit per file (about 0.5 s a page; raise it with "
+                       f"--max-ocr-pages N, or max_ocr_pages=)")
     # Render at the resolution of the largest embedded image: upsampling a 200 dpi scan to
     # 300 dpi made Tesseract worse (CER 3.5% -> 9% on the generated scan).
     # Every failure (a page box too large to render, memory, the renderer, Tesseract) is recorded
@@ -499,7 +509,7 @@ def build_document(pages: Sequence[Page], doc_id: str, title: str | None = None,
         m["columns"] = columns
     ocr_pages = {p.number: p.ocr for p in pages if p.ocr}
     if ocr_pages:
-        m["ocr"] = ocr_pages
+        m["ocr"], m["ocr_pages"] = ocr_pages, len(ocr_pages)
     m.update(meta or {})
     return Document(doc_id, text, title=title, meta=m)
 
