@@ -396,6 +396,8 @@ def test_cli_ocr_page_limit_and_count(tmp_path, fake_ocr, capsys):
     assert main(["eval", "--corpus", str(folder), "--questions", str(q), "--json"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["warning: 5 scanned PDF pages of 1 file were read by OCR (Tesseract): scan 5"], err
+    assert main(["validate", "--corpus", str(folder), "--questions", str(q)]) == 0
+    assert capsys.readouterr().err == "warning: 5 scanned PDF pages of 1 file were read by OCR (Tesseract): scan 5\n"
     _one_line_error(capsys, ["eval", "--corpus", str(folder), "--questions", str(q), "--max-ocr-pages", "4"],
                     "scan.pdf: page 5 needs OCR")
 

@@ -16,7 +16,7 @@ from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
 from ..tools.audit import audit, format_report
 from ..tools.versioning import canonical_config, index_version
-from .configs import eval_chunker, evaluate_chunker, load_inputs, settings_from_args, side_chunker
+from .configs import eval_chunker, evaluate_chunker, load_inputs, say_ocr, settings_from_args, side_chunker
 from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name, side_settings, split_side
 from .output import CLIError, cap, emit, warn
 
@@ -88,9 +88,9 @@ def cmd_validate(args) -> int:
     occurrence), 1 when some line has a problem."""
     limit = cap(args)
     if args.corpus:
-        corpus = load_corpus(args.corpus, max_file_bytes=limit)
+        corpus = say_ocr(load_corpus(args.corpus, max_file_bytes=limit))
     elif args.questions in NAMED_SETS:
-        corpus = load_corpus(NAMED_SETS[args.questions][1], max_file_bytes=limit)
+        corpus = say_ocr(load_corpus(NAMED_SETS[args.questions][1], max_file_bytes=limit))
     else:
         raise CLIError("--corpus is required when --questions is a file", where="--corpus")
     # the same reading and locating rules as eval's load_questions: only the reporting differs

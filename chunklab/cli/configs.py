@@ -38,7 +38,7 @@ from .engines import NEEDS_EMBEDDER, retrieval_options
 from .output import CLIError, cap, warn
 
 __all__ = ["Chunker", "parse_config", "strategy_chunker", "splitter_chunker", "side_chunker",
-           "eval_chunker", "settings_from_args", "load_inputs", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES"]
+           "eval_chunker", "settings_from_args", "load_inputs", "say_ocr", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES"]
 
 #: The word that makes a side of ``compare`` a splitter (``splitter`` or ``splitter:MODULE:ATTR``).
 SPLITTER = "splitter"
@@ -188,6 +188,17 @@ def settings_from_args(args, base: EvalSettings | None = None, embedder_alone: b
     return settings.replace(**retrieval_options(retriever, embedder, settings))
 
 
+def say_ocr(corpus: Corpus) -> Corpus:
+    """``corpus``, after one ``warning:`` line on stderr (also with --json) counting its PDF pages read by
+    OCR, if any: slow, and their text may hold recognition errors."""
+    ocr = {d.id: d.meta["ocr_pages"] for d in corpus.documents if (d.meta or {}).get("ocr_pages")}
+    if ocr:
+        warn([f"{sum(ocr.values()):,} scanned PDF pages of {len(ocr)} file{'s' if len(ocr) > 1 else ''} were read "
+              f"by OCR (Tesseract): " + ", ".join(f"{k} {v}" for k, v in list(ocr.items())[:5])
+              + (" …" if len(ocr) > 5 else "")])
+    return corpus
+
+
 def load_inputs(args) -> tuple[Corpus, list]:
     """The corpus and questions named by ``--corpus`` / ``--questions`` (questions may be a named set)."""
     corpus_name = args.corpus
@@ -197,12 +208,7 @@ def load_inputs(args) -> tuple[Corpus, list]:
         else:
             raise CLIError("--corpus is required when --questions is a file")
     limit = cap(args)
-    corpus = load_corpus(corpus_name, max_file_bytes=limit)
-    ocr = {d.id: d.meta["ocr_pages"] for d in corpus.documents if (d.meta or {}).get("ocr_pages")}
-    if ocr:  # slow, and its text may hold recognition errors: say so, on stderr (also with --json)
-        warn([f"{sum(ocr.values()):,} scanned PDF pages of {len(ocr)} file{'s' if len(ocr) > 1 else ''} were read "
-              f"by OCR (Tesseract): " + ", ".join(f"{k} {v}" for k, v in list(ocr.items())[:5])
-              + (" …" if len(ocr) > 5 else "")])
+    corpus = say_ocr(load_corpus(corpus_name, max_file_bytes=limit))
     if args.questions is None:
         raise CLIError("--questions is required (a JSONL file, a Chroma CSV, or a named set: "
                        + ", ".join(NAMED_SETS) + ")")
