@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from chunklab.cli import main
+from cli_errors import one_line_error as _one_line_error
 from jsonl_files import write_jsonl
 
 
@@ -154,15 +155,6 @@ def test_matrix_writes_csv_and_reports_skips(own, tmp_path, capsys):
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 5 and "hit" in lines[0].split(",")
 
-
-def _one_line_error(capsys, argv, *fragments):
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    err = captured.err
-    assert err.count("\n") == 1 and err.startswith("error: "), err
-    assert "Traceback" not in err
-    for f in fragments:
-        assert f in err, err
 
 
 def test_cli_errors_are_one_line(own, tmp_path, capsys):

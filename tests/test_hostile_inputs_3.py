@@ -15,18 +15,10 @@ from chunklab.cli import main
 from chunklab.datasets.chroma import chroma_records
 from chunklab.evaluation.distributed import connect
 from chunklab.params import ParamError, parse_params
+from cli_errors import one_line_error as _one_line_error
 from jsonl_files import write_jsonl
 
 DEEP = "[" * 100_000
-
-
-def _one_line_error(capsys, argv, *fragments):
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
-    for f in fragments:
-        assert f in err, err
-    return err
 
 
 # -- 9. separators that backtrack forever ---------------------------------------------------------

@@ -12,18 +12,10 @@ import pytest
 
 from chunklab import Document
 from chunklab.cli import main
+from cli_errors import one_line_error as _one_line_error
 from jsonl_files import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _one_line_error(capsys, argv, *fragments):
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
-    for f in fragments:
-        assert f in err, err
-    return err
 
 
 @pytest.fixture()
