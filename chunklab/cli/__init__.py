@@ -44,7 +44,7 @@ from ..preprocess.pdf import MAX_FILE_CHARS, MAX_OCR_PAGES, MAX_PAGE_CHARS
 from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
 from .benchmarks import add_bench_parser
-from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_validate
+from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_text, cmd_validate
 from .configs import (TOKENIZER_NAMES, evaluate_chunker, load_inputs, parse_config, settings_from_args,
                       splitter_chunker)
 from .engines import add_retrieval_args, describe, retrieval_fields
@@ -241,6 +241,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     max_file(s)
     s.set_defaults(func=cmd_chunk)
+
+    s = sub.add_parser("text", help="print one file's text exactly as chunklab sees it (PDF page marks on lines of their own)")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true",
+                   help='one JSON object: path, doc_id, chars, pages [{"page", "start", "end"}], text')
+    max_file(s)
+    s.set_defaults(func=cmd_text)
     def corpus_args(sp, questions_required: bool = True, compare: bool = False) -> None:
         sp.add_argument("--corpus", "-c", help="xiaobei, laws, laws:民法典, stdlib, or a folder of your "
                                                 ".md/.txt/.py/.pdf/... files")

@@ -3,6 +3,7 @@ prints its report (or JSON) and returns the exit status."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..base import get_strategy, list_strategies
@@ -20,7 +21,7 @@ from .configs import eval_chunker, evaluate_chunker, load_inputs, say_ocr, setti
 from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name, side_settings, split_side
 from .output import CLIError, cap, emit, warn
 
-__all__ = ["cmd_strategies", "cmd_chunk", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare"]
+__all__ = ["cmd_strategies", "cmd_chunk", "cmd_text", "read_document", "page_ranges", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare"]
 
 
 def cmd_strategies(args) -> int:
@@ -43,23 +44,30 @@ def _pages_label(pages) -> str:
     return f"p.{pages[0]}" if len(pages) == 1 else f"p.{pages[0]}-{pages[-1]}"
 
 
-def cmd_chunk(args) -> int:
-    path = Path(args.file)
+def read_document(path: Path, args) -> Document:
+    """One file as ``chunk`` and ``text`` read it, with the corpus loader's readers: a PDF through the
+    preprocessing pipeline (``meta["spans"]`` gives its pages), another file through
+    :func:`~chunklab.datasets.files.read_text_file` (same BOM, newline and UTF-8 rules, so the same
+    offsets); ``--max-file-mb`` honoured (the PDF limits are set by ``main``)."""
     limit = cap(args)
     if path.is_dir():
-        raise CLIError(f"{path} is a folder, not a file: chunk reads one file (give a folder to eval or "
+        raise CLIError(f"{path} is a folder, not a file: {args.command} reads one file (give a folder to eval or "
                        f"validate as --corpus)", where=str(path))
     if path.suffix.lower() in PDF_SUFFIXES:  # the folder corpus's PDF reader: offsets into the extracted text
         doc = pdf_document(path, path.stem, path.name, max_file_bytes=limit)
         doc = Document(doc.id, doc.text, title=path.stem, meta={**doc.meta, "path": str(path)})
         if args.json and doc.meta.get("ocr_pages"):  # the text line says it otherwise
             warn([f"{path}: {doc.meta['ocr_pages']} of {doc.meta.get('n_pages')} pages were read by OCR (Tesseract)"])
-    else:
-        try:  # the corpus loader's reader: same BOM, newline and UTF-8 rules, so the same offsets
-            text = read_text_file(path, limit)
-        except FileNotFoundError:
-            raise CLIError(f"file not found: {path}", where=str(path)) from None
-        doc = Document(path.stem, text, title=path.stem, meta={"path": str(path)})
+        return doc
+    try:
+        text = read_text_file(path, limit)
+    except FileNotFoundError:
+        raise CLIError(f"file not found: {path}", where=str(path)) from None
+    return Document(path.stem, text, title=path.stem, meta={"path": str(path)})
+
+
+def cmd_chunk(args) -> int:
+    doc = read_document(Path(args.file), args)
     strategy = get_strategy(args.strategy, **parse_params(args.param))
     chunks = with_pages(doc, strategy.split(doc))
     payload = [
@@ -80,6 +88,50 @@ def cmd_chunk(args) -> int:
         return "\n".join(rows)
 
     emit(args, payload, text_out)
+    return 0
+
+
+def page_ranges(doc: Document) -> list[dict[str, int]]:
+    """The pages of a document read from a PDF, ``[{"page", "start", "end"}]`` in text order, as
+    offsets into its text (the first to the last character from that page); ``[]`` for other files.
+
+    >>> page_ranges(Document("d", "ab\\ncd", meta={"spans": [{"page": 1, "start": 0, "end": 2},
+    ...     {"page": 2, "start": 3, "end": 4}, {"page": 2, "start": 4, "end": 5}]}))
+    [{'page': 1, 'start': 0, 'end': 2}, {'page': 2, 'start': 3, 'end': 5}]
+    """
+    pages: dict[int, dict[str, int]] = {}
+    for s in doc.meta.get("spans") or ():
+        p = pages.setdefault(s["page"], {"page": s["page"], "start": s["start"], "end": s["end"]})
+        p["start"], p["end"] = min(p["start"], s["start"]), max(p["end"], s["end"])
+    return sorted(pages.values(), key=lambda p: (p["start"], p["page"]))
+
+
+def cmd_text(args) -> int:
+    """The text of one file exactly as chunklab sees it (the offsets of chunks and questions refer to it);
+    a PDF's page marks on lines of their own, outside the text."""
+    doc = read_document(Path(args.file), args)
+    if not args.json and doc.meta.get("ocr_pages"):  # with --json, read_document said it
+        warn([f"{args.file}: {doc.meta['ocr_pages']} of {doc.meta.get('n_pages')} pages were read by OCR (Tesseract)"])
+    pages = page_ranges(doc)
+    payload = {"path": str(args.file), "doc_id": doc.id, "chars": len(doc.text), "pages": pages, "text": doc.text}
+
+    def text_out() -> str:
+        if not pages:
+            return doc.text
+        parts, at = [], 0
+        for p in pages:
+            piece = doc.text[at:p["start"]]
+            if piece:
+                parts.append(piece if piece.endswith("\n") else piece + "\n")
+            parts.append(f"──── page {p['page']} (offset {p['start']}) ────\n")
+            at = p["start"]
+        parts.append(doc.text[at:])
+        return "".join(parts)
+
+    if args.json:
+        emit(args, payload, text_out)
+    else:  # not print: no newline added to the text
+        sys.stdout.write(text_out())
     return 0
 
 
