@@ -5,6 +5,7 @@ import json
 
 from chunklab.cli import main
 from cli_errors import one_line_error
+from jsonl_files import write_jsonl
 from test_hostile_inputs_2 import _raw_pdf
 
 
@@ -52,3 +53,64 @@ def test_text_honours_the_limits_and_errors_are_one_line(tmp_path, capsys):
     one_line_error(capsys, ["text", str(f), "--max-file-mb", "0.001"], "a.md")
     one_line_error(capsys, ["text", str(tmp_path / "missing.md")], "file not found")
     one_line_error(capsys, ["text", str(tmp_path)], "is a folder", "text reads one file")
+
+
+# -- --where: only the matching questions ------------------------------------------------------------
+
+def _labelled(tmp_path):
+    """A corpus of two documents and six labelled questions (types fact/how, difficulties easy/hard)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "garden.md").write_text("# Garden\n\nWater the beds before nine.\n\nCheck the rain gauge first.\n\n"
+                                    "Compost goes in the green bin.\n", encoding="utf-8")
+    (root / "tools.md").write_text("# Tools\n\nBroken tools go in the red crate.\n\nOil the shears monthly.\n\n"
+                                   "Spades hang on the north wall.\n", encoding="utf-8")
+    rows = [("q1", "When are beds watered?", "Water the beds before nine.", "garden", "fact", "easy"),
+            ("q2", "What to check first?", "Check the rain gauge first.", "garden", "how", "easy"),
+            ("q3", "Where does compost go?", "Compost goes in the green bin.", "garden", "fact", "hard"),
+            ("q4", "Where do broken tools go?", "Broken tools go in the red crate.", "tools", "fact", "easy"),
+            ("q5", "How often are shears oiled?", "Oil the shears monthly.", "tools", "how", "hard"),
+            ("q6", "Where do spades hang?", "Spades hang on the north wall.", "tools", "fact", "hard")]
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": i, "question": qq, "evidence": ev, "doc": d, "type": t,
+                                            "difficulty": df} for i, qq, ev, d, t, df in rows])
+    return ["--corpus", str(root), "--questions", str(q), "--tokenizer", "words"]
+
+
+def test_where_keeps_only_matching_questions_in_every_command(tmp_path, capsys):
+    inputs = _labelled(tmp_path)
+    assert main(["eval", *inputs, "--k", "1", "--where", "type=fact", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["questions"] == 4 and data["questions_kept"] == 4 and data["questions_total"] == 6
+    assert data["where"] == {"type": ["fact"]}
+    assert main(["eval", *inputs, "--k", "1", "--where", "type=fact", "--where", "difficulty=hard"]) == 0
+    assert "2 of 6 questions kept by --where type=fact difficulty=hard" in capsys.readouterr().out.splitlines()[0]
+    assert main(["eval", *inputs, "--k", "1", "--where", "doc=tools,garden", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["questions_kept"] == 6
+    assert main(["compare", "fixed:size=40", "recursive", *inputs, "--k", "1", "--where", "doc=tools", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["hit"]["question_ids"] == ["q4", "q5", "q6"] and data["hit"]["questions_kept"] == 3
+    assert main(["compare", "fixed:size=40", "recursive", *inputs, "--k", "1", "--where", "difficulty=easy"]) == 0
+    assert "3 of 6 questions kept by --where difficulty=easy" in capsys.readouterr().out
+    grid = tmp_path / "grid.json"
+    grid.write_text('[{"strategy": "fixed", "size": [40, 80]}]', encoding="utf-8")
+    assert main(["matrix", *inputs, "--grid", str(grid), "--k", "1", "--where", "type=how", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["questions_kept"] == 2 and all(r["questions"] == 2 for r in data["rows"])
+    assert main(["matrix", *inputs, "--grid", str(grid), "--k", "1", "--where", "type=how"]) == 0
+    assert "2 of 6 questions kept by --where type=how" in capsys.readouterr().out
+    assert main(["validate", *inputs[:4], "--where", "difficulty=hard", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["questions"] == 3 and data["questions_total"] == 6 and data["by_difficulty"] == {"hard": 3}
+    assert main(["validate", *inputs[:4], "--where", "difficulty=hard"]) == 0
+    assert "3 of 6 questions kept by --where difficulty=hard" in capsys.readouterr().out
+
+
+def test_where_errors_are_one_line_naming_the_option_and_values(tmp_path, capsys):
+    inputs = _labelled(tmp_path)
+    one_line_error(capsys, ["eval", *inputs, "--where", "type=why"], "--where type=why keeps none of the 6",
+                   "type: fact, how")
+    one_line_error(capsys, ["validate", *inputs[:4], "--where", "doc=nowhere"], "--where", "doc: garden, tools")
+    for bad in ("colour=red", "type", "type=", "=fact"):
+        one_line_error(capsys, ["compare", "fixed:size=40", "recursive", *inputs, "--where", bad],
+                       "--where must be KEY=VALUE", "type, difficulty, doc", repr(bad))
+    one_line_error(capsys, ["matrix", *inputs, "--where", "level=1"], "--where", "type, difficulty, doc")

@@ -45,8 +45,8 @@ from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
 from .benchmarks import add_bench_parser
 from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_text, cmd_validate
-from .configs import (TOKENIZER_NAMES, evaluate_chunker, load_inputs, parse_config, settings_from_args,
-                      splitter_chunker)
+from .configs import (TOKENIZER_NAMES, WHERE_KEYS, evaluate_chunker, load_inputs, parse_config, parse_where,
+                      settings_from_args, splitter_chunker, where_fields, where_note)
 from .engines import add_retrieval_args, describe, retrieval_fields
 from .output import (CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error,
                      pdf_limits, runtime_warnings_as_lines, warn, where_of)
@@ -174,7 +174,8 @@ def cmd_matrix(args) -> int:
         res.rows.append(row)
         warnings += notes
     payload: dict[str, Any] = {"seconds": res.seconds, "tokenizer": settings.tokenizer_name,
-                               **retrieval_fields(settings), "rows": res.rows, "skipped": res.skipped}
+                               **retrieval_fields(settings), **where_fields(args), "rows": res.rows,
+                               "skipped": res.skipped}
     if warnings:
         payload["warnings"] = warnings
     failed = saved = None
@@ -189,7 +190,7 @@ def cmd_matrix(args) -> int:
 
     def text() -> str:
         lines = [f"{len(res.rows)} configs in {res.seconds:.1f} s ({len(res.skipped)} skipped), "
-                 f"{describe(settings)}"]
+                 f"{describe(settings)}{where_note(args)}"]
         ruler = f"hit@{args.k}" if not args.budget else f"hit@budget {args.budget}"
         for r in sorted(res.rows, key=lambda r: -r["hit"]):
             over = r.get("embedder_over_limit")
@@ -220,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("strategies", help="list strategies, their parameters and ranges")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_strategies)
+
+    def where(sp) -> None:
+        sp.add_argument("--where", action="append", metavar="KEY=VALUE",
+                        help=f"keep only the questions whose KEY ({', '.join(WHERE_KEYS)}) is VALUE (KEY=A,B: "
+                             f"either; repeatable, all must hold)")
 
     def max_file(sp) -> None:
         sp.add_argument("--max-file-mb", type=float, default=None, metavar="MB",
@@ -256,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--k", type=int, default=5,
                         help="chunks retrieved per question (default 5; more than the chunks counts as all of them)")
         max_file(sp)
+        where(sp)
         sp.add_argument("--budget", type=int, default=None,
                         help="fill a fixed context budget (de-duplicated by offsets) instead of taking k chunks")
         sp.add_argument("--budget-unit", choices=("chars", "tokens"), default="chars",
@@ -316,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSONL question file, Chroma-benchmark CSV, or a named set")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     max_file(s)
+    where(s)
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("audit", help="article 000's self-check list, measured: each item PASS or FAIL")
@@ -369,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0) if not isinstance(exc.code, str) else 2
         as_json = bool(getattr(args, "json", False))
         try:
+            parse_where(getattr(args, "where", None))  # a bad --where fails before anything is read
             with runtime_warnings_as_lines(), pdf_limits(args):
                 status = int(args.func(args) or 0)
             sys.stdout.flush()

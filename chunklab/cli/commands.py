@@ -17,7 +17,8 @@ from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
 from ..tools.audit import audit, format_report
 from ..tools.versioning import canonical_config, index_version
-from .configs import eval_chunker, evaluate_chunker, load_inputs, say_ocr, settings_from_args, side_chunker
+from .configs import (eval_chunker, evaluate_chunker, filter_questions, load_inputs, say_ocr, settings_from_args,
+                      side_chunker, where_fields, where_note)
 from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name, side_settings, split_side
 from .output import CLIError, cap, emit, warn
 
@@ -147,6 +148,8 @@ def cmd_validate(args) -> int:
         raise CLIError("--corpus is required when --questions is a file", where="--corpus")
     # the same reading and locating rules as eval's load_questions: only the reporting differs
     questions, problems = check_questions(args.questions, corpus, max_file_bytes=limit)
+    if args.where and questions:  # --where selects among the located questions; problems are all reported
+        questions = filter_questions(questions, args)
     pinned = sum(q.pinned for q in questions)
     first: dict[str, str] = {}
     same_text = []  # a warning, not an error: a set may ask one thing about two documents
@@ -157,14 +160,14 @@ def cmd_validate(args) -> int:
         else:
             first[text_key] = q.id
     report = {"questions_file": args.questions, "corpus": corpus.name, "ok": not problems,
-              **summarize(questions), "pinned": pinned, "problems": [p.to_json() for p in problems],
+              **summarize(questions), **where_fields(args), "pinned": pinned, "problems": [p.to_json() for p in problems],
               "warnings": same_text}
     if not args.json:
         warn(same_text)
 
     def text() -> str:
         lines = [f"{args.questions}: {len(questions)} questions located, {report['evidence']} evidence strings, "
-                 f"corpus {corpus.name!r} ({len(corpus)} documents, {corpus.text_chars:,} chars)",
+                 f"corpus {corpus.name!r} ({len(corpus)} documents, {corpus.text_chars:,} chars){where_note(args)}",
                  "by type:       " + (", ".join(f"{k} {v}" for k, v in report["by_type"].items()) or "-"),
                  "by difficulty: " + (", ".join(f"{k} {v}" for k, v in report["by_difficulty"].items()) or "-")]
         if pinned:
@@ -231,7 +234,7 @@ def cmd_eval(args) -> int:
             evidence["pages"] = pages_of(corpus[doc_id], start, start + (b - a))
         misses.append({**case, "evidence": evidence, "question": getattr(q, "question", None),
                        "evidence_text": layout.text(a, b)})
-    payload = {**summary, **retrieval_fields(settings, summary)}
+    payload = {**summary, **retrieval_fields(settings, summary), **where_fields(args)}
     if args.misses:
         payload["misses"] = misses
     if chunker.placement is not None:
@@ -242,7 +245,8 @@ def cmd_eval(args) -> int:
     def text() -> str:
         k_used = result.k_used if result.k_used is not None else args.k
         lines = [f"{chunker.label} on {corpus.name}: {len(questions)} questions, k={k_used}"
-                 + (f", budget={args.budget}" if args.budget else "") + f", {describe(settings, summary)}",
+                 + (f", budget={args.budget}" if args.budget else "") + f", {describe(settings, summary)}"
+                 + where_note(args),
                  result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
                                "duplication"]),
                  *_delivered(result, args),
@@ -312,7 +316,8 @@ def cmd_compare(args) -> int:
     order = [pos[q] for q in ra.question_ids]
     per_q = {m: {"values_a": [float(x) for x in ra.per_question[m]],
                  "values_b": [float(rb.per_question[m][i]) for i in order]} for m in result}
-    payload = {m: {**r, "tokenizer": tok, **fields, **per_q[m], "question_ids": list(ra.question_ids)}
+    payload = {m: {**r, "tokenizer": tok, **fields, **where_fields(args), **per_q[m],
+                   "question_ids": list(ra.question_ids)}
                for m, r in result.items()}
     warn([f"{label}: {w}" for label, sm in ((args.a, sum_a), (args.b, sum_b)) for w in sm.get("warnings", ())])
 
@@ -320,7 +325,7 @@ def cmd_compare(args) -> int:
         lines = [f"A = {side_a.label}  — {describe(sa, sum_a, tokenizer=False)}",
                  f"B = {side_b.label}  — {describe(sb, sum_b, tokenizer=False)}",
                  f"{len(questions)} questions, k={args.k}" + (f", budget={args.budget}" if args.budget else "")
-                 + f", tokenizer {tok}",
+                 + f", tokenizer {tok}" + where_note(args),
                  *[f"{side}: {line}" for side, r in (("A", ra), ("B", rb)) for line in _delivered(r, args)],
                  f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
         for m, r in result.items():

@@ -38,7 +38,8 @@ from .engines import NEEDS_EMBEDDER, retrieval_options
 from .output import CLIError, cap, warn
 
 __all__ = ["Chunker", "parse_config", "strategy_chunker", "splitter_chunker", "side_chunker",
-           "eval_chunker", "settings_from_args", "load_inputs", "say_ocr", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES"]
+           "eval_chunker", "settings_from_args", "load_inputs", "say_ocr", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES",
+           "WHERE_KEYS", "parse_where", "question_values", "filter_questions", "where_note", "where_fields"]
 
 #: The word that makes a side of ``compare`` a splitter (``splitter`` or ``splitter:MODULE:ATTR``).
 SPLITTER = "splitter"
@@ -215,7 +216,74 @@ def load_inputs(args) -> tuple[Corpus, list]:
     questions = load_questions(args.questions, corpus, max_file_bytes=limit)
     if not questions:
         raise CLIError(f"no questions in {args.questions}")
-    return corpus, questions
+    return corpus, filter_questions(questions, args)
+
+
+#: The keys ``--where KEY=VALUE`` may select on.
+WHERE_KEYS = ("type", "difficulty", "doc")
+
+
+def parse_where(items: Sequence[str] | None) -> dict[str, set[str]]:
+    """``--where`` (repeatable) as ``{key: allowed values}``; ``KEY=A,B`` allows either value, and the
+    values of one key given twice are pooled.
+
+    >>> {k: sorted(v) for k, v in parse_where(["type=fact,how", "doc=a", "type=why"]).items()}
+    {'type': ['fact', 'how', 'why'], 'doc': ['a']}
+    """
+    where: dict[str, set[str]] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        values = {v.strip() for v in value.split(",") if v.strip()}
+        if not sep or key not in WHERE_KEYS or not values:
+            raise CLIError(f"--where must be KEY=VALUE[,VALUE...] with KEY one of {', '.join(WHERE_KEYS)}, "
+                           f"got {item!r}", where="--where")
+        where.setdefault(key, set()).update(values)
+    return where
+
+
+def question_values(q: Any, key: str) -> set[str]:
+    """The values of ``key`` a question matches: its ``type`` or ``difficulty`` (``"-"`` when unlabeled),
+    or for ``doc`` the document its evidence is in (its id) and ``doc`` as the file wrote it."""
+    if key == "doc":
+        values = {s.doc_id for s in getattr(q, "spans", ()) or ()}
+        return values | ({str(q.doc)} if getattr(q, "doc", None) else set())
+    value = getattr(q, key, None)
+    return {str(value) if value is not None else "-"}
+
+
+def filter_questions(questions: Sequence[Any], args) -> list:
+    """The questions ``--where`` keeps (all of them without it), recording on ``args`` how many of how
+    many (:func:`where_note`, :func:`where_fields`). Keeping none is an error naming the values present."""
+    where = parse_where(getattr(args, "where", None))
+    args.questions_total = len(questions)
+    kept = [q for q in questions if all(question_values(q, k) & allowed for k, allowed in where.items())]
+    if not kept and where:
+        present = {k: sorted(set().union(*(question_values(q, k) for q in questions))) for k in where}
+        said = "; ".join(f"{k}: {', '.join(v[:20])}{' …' if len(v) > 20 else ''}" for k, v in present.items())
+        asked = " ".join(f"{k}={','.join(sorted(v))}" for k, v in where.items())
+        raise CLIError(f"--where {asked} keeps none of the {len(questions)} questions; the values present are "
+                       f"{said}", where="--where")
+    args.questions_kept = len(kept)
+    return kept
+
+
+def where_note(args) -> str:
+    """``" (5 of 7 questions kept by --where type=fact)"`` after a filter, else ``""``."""
+    where = parse_where(getattr(args, "where", None))
+    if not where:
+        return ""
+    asked = " ".join(f"{k}={','.join(sorted(v))}" for k, v in where.items())
+    return f" ({args.questions_kept} of {args.questions_total} questions kept by --where {asked})"
+
+
+def where_fields(args) -> dict[str, Any]:
+    """For ``--json``: ``{"where": {key: [values]}, "questions_kept": n, "questions_total": m}``, or ``{}``."""
+    where = parse_where(getattr(args, "where", None))
+    if not where:
+        return {}
+    return {"where": {k: sorted(v) for k, v in where.items()}, "questions_kept": args.questions_kept,
+            "questions_total": args.questions_total}
 
 
 def evaluate_chunker(corpus: Corpus, questions: Sequence[Any], chunker: Chunker, settings: EvalSettings,
