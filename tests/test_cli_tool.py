@@ -114,3 +114,36 @@ def test_where_errors_are_one_line_naming_the_option_and_values(tmp_path, capsys
         one_line_error(capsys, ["compare", "fixed:size=40", "recursive", *inputs, "--where", bad],
                        "--where must be KEY=VALUE", "type, difficulty, doc", repr(bad))
     one_line_error(capsys, ["matrix", *inputs, "--where", "level=1"], "--where", "type, difficulty, doc")
+
+
+# -- eval --by: per group, and per question --------------------------------------------------------
+
+def test_eval_by_groups_and_per_question(tmp_path, capsys):
+    from chunklab.evaluation.stats import bootstrap_ci
+
+    inputs = _labelled(tmp_path)
+    assert main(["eval", *inputs, "--k", "1", "--by", "type", "--by", "doc", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    per_q = {r["id"]: r for r in data["per_question"]}
+    assert list(per_q) == ["q1", "q2", "q3", "q4", "q5", "q6"]
+    assert all(set(r) == {"id", "hit", "mrr", "recall", "retrieved_chars"} for r in per_q.values())
+    assert sum(r["hit"] for r in per_q.values()) / 6 == data["hit"]
+    assert set(data["by"]) == {"type", "doc"}
+    fact = data["by"]["type"]["fact"]
+    hits = [per_q[q]["hit"] for q in ("q1", "q3", "q4", "q6")]
+    ci = bootstrap_ci(hits)
+    assert fact["questions"] == 4 and (fact["hit"], fact["hit_lo"], fact["hit_hi"]) == (ci["mean"], ci["lo"], ci["hi"])
+    assert fact["mrr"] == sum(per_q[q]["mrr"] for q in ("q1", "q3", "q4", "q6")) / 4
+    assert {g: r["questions"] for g, r in data["by"]["doc"].items()} == {"garden": 3, "tools": 3}
+    assert main(["eval", *inputs, "--k", "1", "--by", "difficulty", "--where", "doc=tools"]) == 0
+    out = capsys.readouterr().out
+    table_end = out.index("duplication")
+    assert out.index("by difficulty:") > table_end and "misses by symptom" in out[out.index("by difficulty:"):]
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("  easy") or ln.startswith("  hard")]
+    assert sorted((r[0], r[1]) for r in rows) == [("easy", "1"), ("hard", "2")]   # q4 | q5, q6
+
+
+def test_eval_by_a_bad_key_is_one_line(tmp_path, capsys):
+    inputs = _labelled(tmp_path)
+    one_line_error(capsys, ["eval", *inputs, "--by", "chapter"], "--by must be one of type, difficulty, doc",
+                   "'chapter'")

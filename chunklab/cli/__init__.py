@@ -285,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "langchain_text_splitters:RecursiveCharacterTextSplitter (arguments: --splitter-args)")
     s.add_argument("--misses", type=int, default=0, metavar="N",
                    help="also list N missed questions with their symptom (JSON: key 'misses')")
+    s.add_argument("--by", action="append", metavar="KEY",
+                   help=f"after the table, hit (95%% CI) and mrr per group of questions: KEY one of "
+                        f"{', '.join(WHERE_KEYS)} (repeatable; JSON: key 'by')")
     corpus_args(s)
     s.set_defaults(func=cmd_eval)
 

@@ -12,13 +12,14 @@ from ..datasets import load_corpus
 from ..datasets.files import PDF_SUFFIXES, pdf_document, read_text_file
 from ..datasets.questions import NAMED_SETS, check_questions, load_questions, summarize
 from ..evaluation import compare
+from ..evaluation.stats import bootstrap_ci
 from ..params import loads_json, parse_params
 from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
 from ..tools.audit import audit, format_report
 from ..tools.versioning import canonical_config, index_version
 from .configs import (eval_chunker, evaluate_chunker, filter_questions, load_inputs, say_ocr, settings_from_args,
-                      side_chunker, where_fields, where_note)
+                      side_chunker, where_fields, where_note, WHERE_KEYS)
 from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name, side_settings, split_side
 from .output import CLIError, cap, emit, warn
 
@@ -214,9 +215,56 @@ def cmd_audit(args) -> int:
     return 1 if failed else 0
 
 
+#: What ``eval --json`` lists for each question ("per_question"), so that a run can be compared later.
+PER_QUESTION = ("hit", "mrr", "recall", "retrieved_chars")
+
+
+def group_of(q, key: str) -> str:
+    """The group of a question under ``eval --by KEY``: its type or difficulty (``"-"`` unlabeled), or the
+    id of the document its evidence is in (``"a+b"`` for evidence in two documents)."""
+    if key == "doc":
+        return "+".join(dict.fromkeys(s.doc_id for s in getattr(q, "spans", ()) or ())) or "-"
+    value = getattr(q, key, None)
+    return str(value) if value is not None else "-"
+
+
+def by_groups(result, questions, keys) -> dict[str, dict[str, dict[str, float]]]:
+    """``{key: {group: {"questions", "hit", "hit_lo", "hit_hi", "mrr"}}}``: per group, the mean hit with its
+    95% bootstrap interval over the group's questions, and the mean mrr; groups largest first."""
+    by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
+    hit, mrr = result.per_question["hit"], result.per_question["mrr"]
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for key in dict.fromkeys(keys):
+        rows: dict[str, list[int]] = {}
+        for i, qid in enumerate(result.question_ids):
+            rows.setdefault(group_of(by_id[str(qid)], key), []).append(i)
+        table = {}
+        for group, idx in sorted(rows.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            ci = bootstrap_ci([float(hit[i]) for i in idx])
+            table[group] = {"questions": len(idx), "hit": ci["mean"], "hit_lo": ci["lo"], "hit_hi": ci["hi"],
+                            "mrr": float(sum(float(mrr[i]) for i in idx) / len(idx))}
+        out[key] = table
+    return out
+
+
+def _by_text(by) -> list[str]:
+    lines = []
+    for key, table in by.items():
+        width = max([len(key)] + [len(g) for g in table])
+        lines.append(f"by {key}:")
+        lines.append(f"  {key:<{width}}  {'questions':>9}  {'hit':>6}  {'95% CI':<16}  {'mrr':>6}")
+        for g, r in table.items():
+            lines.append(f"  {g:<{width}}  {r['questions']:>9}  {r['hit']:>6.3f}  [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
+                         f"  {r['mrr']:>6.3f}")
+    return lines
+
+
 def cmd_eval(args) -> int:
     if args.misses < 0:
         raise CLIError(f"--misses must be an int >= 0, got {args.misses}")
+    for key in args.by or ():
+        if key not in WHERE_KEYS:
+            raise CLIError(f"--by must be one of {', '.join(WHERE_KEYS)}, got {key!r}", where="--by")
     settings = settings_from_args(args)
     chunker = eval_chunker(args)
     corpus, questions = load_inputs(args)
@@ -237,6 +285,12 @@ def cmd_eval(args) -> int:
     payload = {**summary, **retrieval_fields(settings, summary), **where_fields(args)}
     if args.misses:
         payload["misses"] = misses
+    by = by_groups(result, questions, args.by) if args.by else {}
+    if by:
+        payload["by"] = by
+    cols = {m: result.per_question[m] for m in PER_QUESTION if m in result.per_question}
+    payload["per_question"] = [{"id": str(qid), **{m: float(c[i]) for m, c in cols.items()}}
+                               for i, qid in enumerate(result.question_ids)]
     if chunker.placement is not None:
         payload = {**payload, "placement": chunker.placement}
     if not args.json:  # with --json they are the summary's "warnings"
@@ -263,7 +317,7 @@ def cmd_eval(args) -> int:
             where = "nothing retrieved" if m.get("nothing_retrieved") else f"rank of a holding chunk {rank}"
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
-        return "\n".join(lines)
+        return "\n".join(lines[:2] + _by_text(by) + lines[2:])
 
     emit(args, payload, text)
     return 0
