@@ -15,6 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jsonl_files import write_jsonl
+from pdf_files import write_pdf
+from test_hostile_inputs import NOTES, POLICY, QUESTIONS
+
 from chunklab.evaluation import stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,26 +104,15 @@ def test_small_weights_still_cached():
 
 # -- shared fixtures ----------------------------------------------------------------------------
 
-POLICY = "# 差旅报销制度\n\n第一条 一线城市住宿费每晚不超过六百元。\n\n第二条 出差结束后十个工作日内提交报销单。\n"
-NOTES = "Meeting notes.\n\nThe team agreed to move the release to Friday.\n"
-QUESTIONS = [
-    {"id": "q1", "question": "一线城市住宿每晚能报多少钱？", "evidence": "一线城市住宿费每晚不超过六百元"},
-    {"id": "q2", "question": "报销要在多少天内交？", "evidence": "出差结束后十个工作日内提交报销单"},
-    {"id": "q3", "question": "When is the release?", "evidence": "move the release to Friday"},
-]
 
 
 @pytest.fixture()
 def own(tmp_path):
-    import json
-
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "policy.md").write_text(POLICY, encoding="utf-8")
     (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
-    q = tmp_path / "q.jsonl"
-    q.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUESTIONS), encoding="utf-8")
-    return folder, q
+    return folder, write_jsonl(tmp_path / "q.jsonl", QUESTIONS)
 
 
 # -- item 5: --scheduler local:N is clamped like --jobs --------------------------------------------
@@ -406,17 +399,7 @@ def _raw_pdf(path: Path, pages: list[dict]) -> Path:
                         % (w, h, res, content)))
     objs[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, objs)
 
 
 # -- item 2: characters per page and per file are capped; pages are released ----------------------

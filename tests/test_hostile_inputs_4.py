@@ -14,6 +14,7 @@ from chunklab import Document
 from chunklab.cli import main
 from cli_errors import one_line_error as _one_line_error
 from jsonl_files import write_jsonl
+from pdf_files import write_pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,17 +118,7 @@ def _looping_pdf(path: Path, nodes: int = 1) -> Path:
     for i in range(nodes):
         kid = 2 + (i + 1) % nodes
         objs.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % kid)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, objs)
 
 
 @pytest.mark.timeout(120)
