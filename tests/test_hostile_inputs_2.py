@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jsonl_files import write_jsonl
 from pdf_files import write_pdf
-from test_hostile_inputs import NOTES, POLICY, QUESTIONS
+from test_hostile_inputs import own  # noqa: F401 - the fixture: the same small corpus and questions
 
 from chunklab.evaluation import stats
 
@@ -102,17 +101,7 @@ def test_small_weights_still_cached():
     assert stats._cached_weights.cache_info().hits == 1
 
 
-# -- shared fixtures ----------------------------------------------------------------------------
 
-
-
-@pytest.fixture()
-def own(tmp_path):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "policy.md").write_text(POLICY, encoding="utf-8")
-    (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
-    return folder, write_jsonl(tmp_path / "q.jsonl", QUESTIONS)
 
 
 # -- item 5: --scheduler local:N is clamped like --jobs --------------------------------------------
