@@ -144,7 +144,7 @@ def test_parse_failures_count_fallbacks_and_say_when_ocr_was_not_checked():
     items = _by_name(audit(DOCS + [broken_code], GOOD, max_parse_failures=0.5))
     item = items["parse_failures"]
     # the code strategy could not parse it and fell back: counted, though the document has no record
-    assert "1/3" in item.detail and "1 篇解析失败后走了兜底" in item.detail and "broken.py" in item.detail
+    assert "1/3" in item.detail and "1 篇解析失败后走了回退" in item.detail and "broken.py" in item.detail
     assert "OCR 未检查" in item.detail
     assert not _by_name(audit(DOCS + [broken_code], GOOD))["parse_failures"].passed  # 1/3 > 5%
 

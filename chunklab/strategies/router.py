@@ -293,7 +293,7 @@ class RoutedStrategy(Strategy):
 
     name = "auto"
     family = "structure"
-    summary = {"zh": "自动路由：按可测特征判断文档类型（法规、Markdown、代码、表格、对话、FAQ、OCR、散文），选策略和兜底链",
+    summary = {"zh": "自动路由：按可测特征判断文档类型（法规、Markdown、代码、表格、对话、FAQ、OCR、散文），选策略和回退链",
                "en": "router: detect the content type from measurable features and pick a strategy with a fallback chain"}
     params = {**size_params(target=500, max=1200, min=150, overlap=50)}
 
@@ -383,7 +383,7 @@ class RoutedStrategy(Strategy):
         """Why this strategy, in Chinese: the type, the features and thresholds, the chain."""
         d = self._require()
         lines = [f"判定为「{TYPE_NAMES[d['type']]}」：{d['reason']}。",
-                 f"兜底链：{' → '.join(d['chain'])}；实际使用 {d['used']}。"]
+                 f"回退链：{' → '.join(d['chain'])}；实际使用 {d['used']}。"]
         if d["skipped"]:
             lines.append("跳过：" + "；".join(d["skipped"]) + "。")
         lines.append(f"参数：target={self.target}，max={self.cap}，min={self.min}，overlap={self.overlap}，"

@@ -405,7 +405,7 @@ class Clause(Strategy):
 
     name = "clause"
     family = "structure"
-    summary = {"zh": "按条款切（第X条、一、（一）、1.1），一条一块；超长条款走 recursive → fixed 兜底链",
+    summary = {"zh": "按条款切（第X条、一、（一）、1.1），一条一块；超长条款走 recursive → fixed 回退链",
                "en": "one clause per chunk (第X条, 一、, 1.1 ...); long clauses go down recursive -> fixed"}
     params = {
         **size_params(target=500, max=1200, min=150, overlap=0),

@@ -301,14 +301,14 @@ def _check_parse(docs, chunks, by_doc, rate_max) -> AuditItem:
     item. Without such records the detail says that OCR was not checked.
     """
 
-    title = "解析失败已统计（含兜底）；扫描件已 OCR（有记录时）"
+    title = "解析失败已统计（含回退）；扫描件已 OCR（有记录时）"
     record = [d.id for d in docs if d.meta.get("parse_failed") or not d.text.strip()]
     fallback = [d.id for d in docs if d.id not in record and any(c.meta.get("parse_failed") for c in by_doc[d.id])]
     failed = record + fallback
     rate = len(failed) / len(docs) if docs else 0.0
     chunk_rate = float(np.mean([bool(c.meta.get("parse_failed")) for c in chunks])) if chunks else 0.0
     detail = (f"文档解析失败率 {_pct(rate)}（{len(failed)}/{len(docs)}，阈值 ≤ {_pct(rate_max)}；"
-              f"其中 {len(record)} 篇有失败记录或为空，{len(fallback)} 篇解析失败后走了兜底切分），"
+              f"其中 {len(record)} 篇有失败记录或为空，{len(fallback)} 篇解析失败后走了回退切分），"
               f"块级解析失败率 {_pct(chunk_rate)}")
     if failed:
         detail += f"；例如 {failed[0]}"

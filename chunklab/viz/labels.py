@@ -46,19 +46,19 @@ FAMILY_ZH: dict[str, str] = {
 
 #: Miss symptoms, in the order of ``chunklab.evaluation.SYMPTOMS`` (the order the rules are tried).
 SYMPTOM_ZH: dict[str, str] = {
-    "not_indexed": "未入索引（切分丢了证据）",
-    "too_small": "块太碎（证据散在多个小块里）",
-    "cut": "证据被切断",
-    "diluted": "块太大、被稀释",
-    "crowded": "近重复块挤占 top-k",
-    "ranked_low": "证据完整但排名靠后",
+    "not_indexed": "未入索引",
+    "too_small": "过碎",
+    "cut": "被切断",
+    "diluted": "被稀释",
+    "crowded": "被挤出",
+    "ranked_low": "排名靠后",
 }
 
 #: For each miss symptom, what to change first (chapter 1's diagnosis table, chapter 5's table).
 SYMPTOM_ADVICE_ZH: dict[str, str] = {
-    "not_indexed": "检查解析与清洗：证据所在的文字根本没进索引（扫描件先做 OCR，解析失败的文档要走兜底）",
+    "not_indexed": "检查解析与清洗：证据所在的文字根本没进索引（扫描件先做 OCR，解析失败的文档要走回退链）",
     "too_small": "加大块长（调大 target / min），把短句并进段落、表格按行组切；或改用句子窗口 / 父子块把上下文带回来",
-    "cut": "换结构感知的切法（标题树、条款、表格、AST），或加少量 overlap 兜底；先看刀口落在哪里",
+    "cut": "换结构感知的切法（标题树、条款、表格、AST），或加少量 overlap 作为补救；先看刀口落在哪里",
     "diluted": "先用 evaluation.diagnose 检验切小能否救回；确认后再减小块长、按标题或条款拆开大块，或小块检索、大块生成（父子块）",
     "crowded": "减少 overlap，检索后按文档与偏移去重；用上下文预算代替固定 k",
     "ranked_low": "多半不是切分的问题：加标题路径前缀、改写查询、换混合检索或加重排；先确认标注没有漏掉别处的同义答案",

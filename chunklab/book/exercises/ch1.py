@@ -196,9 +196,9 @@ def _reference_choose(measured: dict[int, float], k: int, budget: int) -> int | 
 def _call_choose(candidate, measured, k, budget):
     got = candidate(dict(measured), k, budget)
     if got is not None and (isinstance(got, bool) or not isinstance(got, int)):
-        raise Failure(f"函数应返回选中的块大小（int，measured 的一个键）或 None，你返回了 {got!r}。")
+        raise Failure(f"函数应返回选中的块长（int，measured 的一个键）或 None，你返回了 {got!r}。")
     if got is not None and got not in measured:
-        raise Failure(f"返回值 {got} 不是 measured 里的块大小 {sorted(measured)}：要返回块大小，不是命中率。")
+        raise Failure(f"返回值 {got} 不是 measured 里的块长 {sorted(measured)}：要返回块长，不是命中率。")
     return got
 
 
@@ -236,8 +236,8 @@ def _choose_properties(candidate) -> None:
 
 exercise(Exercise(
     id="ex1-size",
-    title="练习 1.3 在上下文预算内选块大小",
-    task="实现 choose_size(measured, k, budget) -> int | None：measured 把块大小（字）映射到实测 hit@k；"
+    title="练习 1.3 在上下文预算内选块长",
+    task="实现 choose_size(measured, k, budget) -> int | None：measured 把块长（字）映射到实测 hit@k；"
          "只考虑 k 块放得进预算的大小（size × k <= budget），其中选命中率最高的，一样高时选更小的；没有可选的返回 None。",
     checks=[("手算的例子：预算、并列、放不下、恰好放下", _choose_examples), ("随机测量结果上的性质", _choose_properties)],
     solution=_reference_choose,
