@@ -45,9 +45,9 @@ from __future__ import annotations
 import keyword
 import math
 import sys
-from typing import Any, MutableMapping
+from typing import Any, Mapping, MutableMapping
 
-__all__ = ["glue", "prose_value"]
+__all__ = ["glue", "glue_all", "prose_value"]
 
 
 def prose_value(name: str, value: Any) -> str | int | float:
@@ -110,3 +110,19 @@ def glue(name: str, value: Any, display: bool = False, *,
     if display:
         from IPython.display import display as _display
         _display(value)
+
+
+def glue_all(values: Mapping[str, Any], prefix: str = "", *,
+             namespace: MutableMapping[str, Any] | None = None) -> None:
+    """:func:`glue` every ``name: value`` of ``values`` (each name after ``prefix``), in one line.
+
+    A chapter's helper returns the numbers its prose needs as a dict; the chapter binds them with
+    ``glue_all(numbers, "ch6_")`` instead of a row of ``glue`` calls.
+
+    >>> ns = {}
+    >>> glue_all({"n": 3, "share": 0.5}, "ch0_", namespace=ns); sorted(ns)
+    ['ch0_n', 'ch0_share']
+    """
+    ns = namespace if namespace is not None else _user_namespace(1)
+    for name, value in values.items():
+        glue(f"{prefix}{name}", value, namespace=ns)
