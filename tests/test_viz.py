@@ -92,3 +92,28 @@ def test_routed_chunks_are_not_fallbacks_unless_the_route_fell_back():
     assert chunks and all(c.meta["routed_to"] == c.meta["level"] for c in chunks)
     assert chunk_stats(doc, chunks)["fell_back"] == 0
     assert "cl-b cl-fb" not in show_chunks(doc, chunks).html
+
+
+def test_paired_bars_reads_in_percent_and_explains_its_hatching():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = paired_bars({"递归 − 固定": (0.05, 0.01, 0.09), "段落 − 固定": (-0.01, -0.04, 0.02)})
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all(t == "0" or t.endswith("%") for t in ticks)
+    assert "+5%" in ticks or "+4%" in ticks or "+6%" in ticks     # a fraction of 0.05 reads as percent
+    legend = ax.get_legend()
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert any("不含 0" in x for x in labels) and any("跨过 0" in x for x in labels)
+    hatches = [p.get_hatch() for p in legend.get_patches()]
+    assert None in hatches and "//" in hatches                   # the legend shows both fills
+    bars = ax.patches
+    assert bars[0].get_hatch() is None and bars[1].get_hatch() == "//"   # solid: excludes 0; hatched: crosses it
+    plain = paired_bars({"a": (2.0, 1.0, 3.0)}, percent=False)
+    plain.canvas.draw()
+    assert not any(t.get_text().endswith("%") for t in plain.axes[0].get_xticklabels())
+    plt.close("all")

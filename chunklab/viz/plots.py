@@ -117,23 +117,41 @@ def recall_curves(curves: Mapping[str, Mapping[int, float]], *, ax=None, ylabel:
 
 
 def paired_bars(diffs: Mapping[str, tuple[float, float, float]], *, ax=None, xlabel: str = "差值（B − A）",
-                title: str = "配对比较：差值与 95% 置信区间"):
+                title: str = "配对比较：差值与 95% 置信区间", percent: bool = True):
     """Horizontal bars of paired differences ``{name: (mean, low, high)}`` with their intervals.
 
-    A bar whose interval excludes zero is drawn solid; one that crosses zero is hatched (no winner).
+    A bar whose interval excludes zero is drawn solid; one that crosses zero is hatched (the
+    comparison found no winner — which is not "no difference"). A legend says so. With ``percent``
+    (the default: the book's differences are of rates such as hit@5, printed as ``+1.3%`` in its
+    tables) the axis reads in percent, as the tables do; ``percent=False`` keeps plain numbers.
     """
-    _, plt = _plt()
+    matplotlib, plt = _plt()
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
     names = list(diffs)
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.5, 0.5 * len(names) + 1.5))
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6.5, 0.5 * len(names) + 1.9))
+    solid = dict(facecolor="#2563eb", edgecolor="#334155")
+    hatched = dict(facecolor="#cbd5e1", hatch="//", edgecolor="#334155")
     for i, name in enumerate(names):
         m, lo, hi = diffs[name]
         real = lo > 0 or hi < 0
-        ax.barh(i, m, color="#2563eb" if real else "#cbd5e1", hatch=None if real else "//", edgecolor="#334155")
+        ax.barh(i, m, **(solid if real else hatched))
         ax.errorbar(m, i, xerr=[[m - lo], [hi - m]], color="black", capsize=4)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()  # the first comparison on top, as in the table beside it
+    if percent:
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=7, steps=[1, 2, 5, 10]))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{100 * x:+.0f}%" if abs(x) > 1e-12 else "0"))
     ax.set_xlabel(xlabel)
     ax.set_title(title)
+    ax.legend(handles=[Patch(label="区间不含 0：分出了方向", **solid),
+                       Patch(label="区间跨过 0：未分出方向", **hatched),
+                       matplotlib.lines.Line2D([], [], color="black", marker="|", markersize=8,
+                                               label="横线：区间")],
+              loc="upper center", bbox_to_anchor=(0.5, -0.22 if len(names) < 4 else -0.12), ncol=3,
+              fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
 
