@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from chunklab.cli import main
 from cli_errors import one_line_error
@@ -147,3 +148,32 @@ def test_eval_by_a_bad_key_is_one_line(tmp_path, capsys):
     inputs = _labelled(tmp_path)
     one_line_error(capsys, ["eval", *inputs, "--by", "chapter"], "--by must be one of type, difficulty, doc",
                    "'chapter'")
+
+
+# -- matrix: cost beside quality, the ruler named, the simplest of the best's group ---------------------
+
+def test_matrix_shows_cost_names_the_ruler_and_recommends_the_simplest(tmp_path, capsys):
+    inputs = _labelled(tmp_path)
+    grid = tmp_path / "grid.json"
+    grid.write_text('[{"strategy": "fixed", "size": [20, 30, 60], "overlap": [0, 10]}]', encoding="utf-8")
+    assert main(["matrix", *inputs, "--grid", str(grid), "--k", "2", "--tokens", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["engine"] == "bm25" and all(r["engine"] == "bm25" for r in data["rows"])  # not "fast"
+    assert data["ruler"]["label"] == "hit@2" and data["ruler"]["budget"] is None
+    assert all(r["retrieved_chars"] > 0 and r["retrieved_tokens"] > 0 for r in data["rows"])
+    rec = data["recommendation"]
+    rows = {r["label"]: r for r in data["rows"]}
+    assert rec["best"] == max(rows, key=lambda k: (rows[k]["hit"], k)) and rec["pick"] in rec["group"]
+    assert set(rec["tests"]) == set(rows) - {rec["best"]} and rec["method"] == "holm"
+    assert all((label in rec["group"]) == (not t["significant"]) for label, t in rec["tests"].items())
+    # the pick is the simplest of the group: no overlap, then the smallest size
+    group = [rows[label] for label in rec["group"]]
+    assert rows[rec["pick"]]["overlap"] == min(r["overlap"] for r in group)
+    assert rows[rec["pick"]]["size"] == min(r["size"] for r in group if r["overlap"] == rows[rec["pick"]]["overlap"])
+    assert main(["matrix", *inputs, "--grid", str(grid), "--budget", "120", "--tokens"]) == 0
+    out = capsys.readouterr().out
+    table = [ln for ln in out.splitlines() if ln.startswith("fixed(")]
+    assert len(table) == 6 and all("hit@budget 120 " in ln and "hit@2" not in ln and "hit@5" not in ln for ln in table)
+    assert all(re.search(r"delivered \d+ chars \(\d+ tokens\)", ln) for ln in table)
+    assert sum("recommended" in ln for ln in table) == 1 and sum(ln.endswith("best") for ln in table) >= 1
+    assert "recommended: fixed(" in out and "Holm-corrected over 5 comparisons" in out

@@ -315,3 +315,52 @@ def test_which_chunks_count_as_the_same():
     assert not _same_chunks(a, [Chunk("d", 0, 0, 4, "甲乙丙丁", meta={"parse_failed": True})])
     assert not _same_chunks(a, [Chunk("d", 0, 0, 3, "甲乙丙")]) and not _same_chunks(a, a + a)
     assert not _same_chunks(a, [Chunk("e", 0, 0, 4, "甲乙丙丁")])
+
+
+# -- cost beside quality: the group of the best and the simplest pick (issue #28) ----------------------
+
+def test_run_matrix_keeps_per_question_outcomes_out_of_the_rows():
+    res = run_matrix([DOC, DOC2], QUESTIONS, GRID, k=1, progress=False, n_boot=50)
+    assert res.question_ids == ["q0", "q1", "q2"]
+    assert set(res.per_question) == {r["label"] for r in res.rows}
+    for r in res.rows:
+        assert not any(k.startswith("__") for k in r)           # nothing hidden left in a row (CSV columns)
+        pq = res.per_question[r["label"]]
+        assert len(pq["hit"]) == 3 and sum(pq["hit"]) / 3 == r["hit"]
+        assert sum(pq["retrieved_chars"]) / 3 == pytest.approx(r["retrieved_chars"])
+
+
+def test_simplicity_defines_simpler_once():
+    from chunklab.evaluation.matrix import simplicity
+
+    rows = [{"label": "r", "strategy": "recursive", "target": 2000, "overlap": 0},
+            {"label": "f-ov", "strategy": "fixed", "size": 256, "overlap": 50},
+            {"label": "f", "strategy": "fixed", "size": 512, "overlap": 0},
+            {"label": "f-ctx", "strategy": "fixed", "size": 128, "overlap": 0, "use_context": True}]
+    assert [r["label"] for r in sorted(rows, key=simplicity)] == ["f", "r", "f-ctx", "f-ov"]
+
+
+def _result(hits: dict[str, list[int]], sizes: dict[str, int]) -> MatrixResult:
+    rows = [{"label": k, "strategy": "fixed", "size": sizes[k], "overlap": 0, "hit": sum(v) / len(v)}
+            for k, v in hits.items()]
+    return MatrixResult(rows, [], 0.0, per_question={k: {"hit": [float(x) for x in v]} for k, v in hits.items()})
+
+
+def test_recommend_groups_what_cannot_be_told_from_the_best_and_picks_the_simplest():
+    from chunklab.evaluation.stats import paired_many
+
+    n = 60
+    best = [1] * n                                  # every question hit
+    close = [1] * (n - 2) + [0, 0]                  # two fewer: noise at 60 questions
+    far = [1, 0] * (n // 2)                         # half: clearly worse
+    res = _result({"big": best, "mid": close, "small": far}, {"big": 4000, "mid": 1000, "small": 200})
+    r = res.recommend("hit", n=500)
+    assert r["best"] == "big" and r["group"] == ["mid", "big"] and r["pick"] == "mid"
+    assert set(r["tests"]) == {"mid", "small"} and r["method"] == "holm"
+    ref = paired_many({"mid": (best, close), "small": (best, far)}, n=500, metric="hit")
+    for label in ("mid", "small"):                  # the same test, Holm-corrected over both comparisons
+        t = r["tests"][label]
+        assert (t["diff"], t["lo"], t["hi"], t["p_adj"]) == (ref[label]["diff"], ref[label]["lo"], ref[label]["hi"],
+                                                             ref[label]["p_adj"])
+    assert r["tests"]["small"]["significant"] and r["tests"]["small"]["verdict"] == "supported"
+    assert not r["tests"]["mid"]["significant"] and r["tests"]["mid"]["verdict"] != "supported"

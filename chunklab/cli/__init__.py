@@ -38,7 +38,7 @@ from .._version import __version__
 from ..datasets.files import MAX_FILE_BYTES, read_text_file
 from ..datasets.questions import QuestionError
 from ..evaluation.distributed import parse_scheduler
-from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, expand_grid, run_matrix
+from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, PER_QUESTION_KEPT, expand_grid, run_matrix
 from ..params import loads_json
 from ..preprocess.pdf import MAX_FILE_CHARS, MAX_OCR_PAGES, MAX_PAGE_CHARS
 from ..retrieval import CorpusIndex
@@ -47,7 +47,7 @@ from .benchmarks import add_bench_parser
 from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_text, cmd_validate
 from .configs import (TOKENIZER_NAMES, WHERE_KEYS, evaluate_chunker, load_inputs, parse_config, parse_where,
                       settings_from_args, splitter_chunker, where_fields, where_note)
-from .engines import add_retrieval_args, describe, retrieval_fields
+from .engines import add_retrieval_args, describe, retrieval_fields, retriever_name
 from .output import (CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error,
                      pdf_limits, runtime_warnings_as_lines, warn, where_of)
 
@@ -121,8 +121,9 @@ def _workers(jobs: int, n_configs: int) -> tuple[int, str | None]:
     return workers, None if workers == jobs else note
 
 
-def _splitter_row(corpus, questions, chunker, settings) -> tuple[dict[str, Any], list[str]]:
-    """The matrix row of another library's splitter: measured like a grid config, on an index of its own."""
+def _splitter_row(corpus, questions, chunker, settings) -> tuple[dict[str, Any], list[str], dict[str, list[float]]]:
+    """The matrix row of another library's splitter: measured like a grid config, on an index of its own;
+    with its warnings and its per-question values (for the paired test against the best)."""
     t0 = time.perf_counter()
     index = CorpusIndex(corpus.documents, tokenizer=settings.tokenizer)
     res = evaluate_chunker(corpus, questions, chunker, settings, index=index,
@@ -130,10 +131,66 @@ def _splitter_row(corpus, questions, chunker, settings) -> tuple[dict[str, Any],
     row = res.summary()
     warnings = [f"{chunker.label}: {w}" for w in row.pop("warnings", ())]
     row["seconds"] = time.perf_counter() - t0
-    return row, warnings
+    per_q = {m: [float(x) for x in res.per_question[m]] for m in PER_QUESTION_KEPT if m in res.per_question}
+    return row, warnings, per_q
+
+
+def ruler_label(args, metric: str = "hit") -> str:
+    """The name of a quality column under the run's ruler: ``hit@5``, or ``hit@budget 2000`` (chars) /
+    ``hit@budget 2000 tokens``: under ``--budget`` a column never reads ``hit@5``."""
+    if not getattr(args, "budget", None):
+        return f"{metric}@{args.k}"
+    unit = getattr(args, "budget_unit", "chars")
+    return f"{metric}@budget {args.budget}" + (" tokens" if unit == "tokens" else "")
+
+
+def matrix_mark(label: str, pick: dict[str, Any]) -> str:
+    """A row's place against the best: ``best``, ``recommended``, ``≈ best`` (in the group) or ``below best``."""
+    marks = []
+    if label == pick["pick"]:
+        marks.append("recommended")
+    if label == pick["best"]:
+        marks.append("best")
+    elif label in pick["group"]:
+        marks.append("≈ best")
+    elif label in pick["tests"]:
+        marks.append("below best")
+    return ", ".join(marks)
+
+
+def run_matrix_cli(args, corpus, questions, settings, grid: Any) -> tuple[Any, list[str], dict[str, Any]]:
+    """The matrix of ``args`` (grid, ``--splitter``, ``--jobs``/``--scheduler``) on loaded inputs: the
+    :class:`~chunklab.evaluation.matrix.MatrixResult` (engine named as the text names it), its warnings,
+    and its recommendation (:meth:`~chunklab.evaluation.matrix.MatrixResult.recommend` on hit)."""
+    configs, _ = expand_grid(grid)
+    workers, note = _workers(args.jobs, len(configs))
+    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        res = run_matrix(corpus.documents, questions, grid, settings, executor=executor,
+                         scheduler=args.scheduler, progress=not args.json)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    warnings = ([note] if note else []) + list(res.warnings)
+    if args.splitter is not None:  # one more row, after the grid's
+        row, notes, per_q = _splitter_row(corpus, questions, splitter_chunker(args.splitter, args.splitter_args),
+                                          settings)
+        res.rows.append(row)
+        res.per_question[row["label"]] = per_q
+        warnings += notes
+    engine = retriever_name(settings)  # "bm25", as the text says, not the engine's older name "fast"
+    res.engine = engine
+    for r in res.rows:
+        if r.get("engine") in ("bm25", "fast"):
+            r["engine"] = engine
+    return res, warnings, res.recommend("hit")
 
 
 def cmd_matrix(args) -> int:
+    """Every config of the grid on the same questions. Beside each quality column the cost: characters
+    delivered per question, and cl100k tokens with ``--tokens`` (tiktoken's encoder is loaded, and its
+    cache written, only when asked); the ruler is in the column's name; the configs not
+    distinguishable from the best (paired, Holm-corrected) are marked, the simplest of them recommended."""
     limit = cap(args)
     settings = settings_from_args(args, MATRIX_SETTINGS)
     if args.jobs < 1:
@@ -147,7 +204,8 @@ def cmd_matrix(args) -> int:
             raise CLIError(str(exc), where="--scheduler") from None
     if args.splitter_args and not args.splitter:
         raise CLIError("--splitter-args needs --splitter MODULE:ATTR", where="--splitter-args")
-    splitter = splitter_chunker(args.splitter, args.splitter_args) if args.splitter else None
+    if args.splitter:
+        splitter_chunker(args.splitter, args.splitter_args)  # a bad splitter fails before the run
     out = _check_out(Path(args.out)) if args.out else None
     grid = _read_grid(args.grid, limit)
     try:
@@ -160,22 +218,14 @@ def cmd_matrix(args) -> int:
             raise CLIError(f"the grid {args.grid} has no configs", where=args.grid)
         raise CLIError(f"no config of the grid can run ({len(skipped)} skipped: {reasons})", where=args.grid)
     corpus, questions = load_inputs(args)
-    workers, note = _workers(args.jobs, len(configs))
-    executor = ProcessPoolExecutor(max_workers=workers) if workers > 1 else None
-    try:
-        res = run_matrix(corpus.documents, questions, grid, settings, executor=executor,
-                         scheduler=args.scheduler, progress=not args.json)
-    finally:
-        if executor is not None:
-            executor.shutdown()
-    warnings = ([note] if note else []) + list(res.warnings)
-    if splitter is not None:  # one more row, after the grid's
-        row, notes = _splitter_row(corpus, questions, splitter, settings)
-        res.rows.append(row)
-        warnings += notes
+    res, warnings, pick = run_matrix_cli(args, corpus, questions, settings, grid)
+    ruler = ruler_label(args)
     payload: dict[str, Any] = {"seconds": res.seconds, "tokenizer": settings.tokenizer_name,
-                               **retrieval_fields(settings), **where_fields(args), "rows": res.rows,
-                               "skipped": res.skipped}
+                               **retrieval_fields(settings), "engine": res.engine, **where_fields(args),
+                               "ruler": {"metric": "hit", "label": ruler, "k": args.k, "budget": args.budget,
+                                         "budget_unit": args.budget_unit if args.budget else None,
+                                         "cost": ["retrieved_chars"] + (["retrieved_tokens"] if args.tokens else [])},
+                               "recommendation": pick, "rows": res.rows, "skipped": res.skipped}
     if warnings:
         payload["warnings"] = warnings
     failed = saved = None
@@ -190,14 +240,22 @@ def cmd_matrix(args) -> int:
 
     def text() -> str:
         lines = [f"{len(res.rows)} configs in {res.seconds:.1f} s ({len(res.skipped)} skipped), "
-                 f"{describe(settings)}{where_note(args)}"]
-        ruler = f"hit@{args.k}" if not args.budget else f"hit@budget {args.budget}"
-        for r in sorted(res.rows, key=lambda r: -r["hit"]):
+                 f"{describe(settings)}{where_note(args)}",
+                 f"quality: {ruler} [95% CI]; cost: characters" + (" and cl100k tokens" if args.tokens else "")
+                 + " delivered per question (mean)" + ("" if args.tokens else "; --tokens adds tokens")]
+        for r in sorted(res.rows, key=lambda r: (-r["hit"], r["label"])):
             over = r.get("embedder_over_limit")
-            delivered = (f"  delivered {r['retrieved_chars']:.0f} chars"
-                         if args.budget and r.get("retrieved_chars") is not None else "")
+            tokens = f" ({r['retrieved_tokens']:.0f} tokens)" if r.get("retrieved_tokens") is not None else ""
+            delivered = (f"  delivered {r['retrieved_chars']:.0f} chars{tokens}"
+                         if r.get("retrieved_chars") is not None else "")
+            mark = matrix_mark(r["label"], pick)
             lines.append(f"{r['label']:<40} {ruler} {r['hit']:.3f} [{r['hit_lo']:.3f}, {r['hit_hi']:.3f}]"
-                         f"{delivered}  chunks {r.get('chunks', '?')}" + (f"  over the token limit {over}" if over else ""))
+                         f"{delivered}  chunks {r.get('chunks', '?')}" + (f"  over the token limit {over}" if over else "")
+                         + (f"  {mark}" if mark else ""))
+        m = len(pick["tests"])
+        lines.append(f"recommended: {pick['pick']} — the simplest of the {len(pick['group'])} configs not "
+                     f"distinguishable from the best ({pick['best']}) on {ruler} (paired bootstrap against the best, "
+                     f"Holm-corrected over {m} comparison{'s' if m != 1 else ''}; {pick['simpler']})")
         for sk in res.skipped:
             lines.append(f"skipped {sk}")
         if failed and not saved:

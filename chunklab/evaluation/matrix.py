@@ -51,9 +51,11 @@ from ..retrieval import CorpusIndex
 from .distributed import parse_scheduler, run_on_dask
 from .run import _needs_index, evaluate
 from .settings import EvalSettings
+from .matrix_pick import SIMPLER, recommend, simplicity
 from .structure import structure_metrics
 
-__all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID", "MATRIX_SETTINGS"]
+__all__ = ["expand_grid", "run_matrix", "MatrixResult", "ARTICLE_002_GRID", "MATRIX_SETTINGS", "simplicity",
+           "SIMPLER", "PER_QUESTION_KEPT"]
 
 #: Article 002's experiment (claim C20): 3 methods x 3 sizes x 3 overlaps = 27 configs.
 ARTICLE_002_GRID: list[dict[str, Any]] = [
@@ -159,6 +161,19 @@ class MatrixResult:
     #: Configs not measured again because their chunks are exactly those of another config (see
     #: :func:`run_matrix`'s ``share``): label -> the label of the config measured.
     shared: dict[str, str] = field(default_factory=dict)
+    #: Per config (by label), the per-question values of :data:`PER_QUESTION_KEPT` (question order of
+    #: :attr:`question_ids`): what :meth:`recommend` pairs. Kept out of the rows.
+    per_question: dict[str, dict[str, list[float]]] = field(default_factory=dict, repr=False)
+    question_ids: list[str] = field(default_factory=list, repr=False)
+
+    def recommend(self, metric: str = "hit", method: str = "holm", n: int = 2000, seed: int = 0,
+                  level: float = 0.95) -> dict[str, Any]:
+        """The configs not distinguishable from the best on ``metric``, and the simplest of them:
+        :func:`~chunklab.evaluation.matrix_pick.recommend` of :attr:`rows` and :attr:`per_question`."""
+        if not self.rows:
+            raise ValueError("no configs ran")
+        return recommend(self.rows, self.per_question, self.best(metric)["label"], metric=metric, method=method,
+                         n=n, seed=seed, level=level)
 
     def best(self, metric: str = "hit") -> dict[str, Any]:
         """The row with the highest ``metric``."""
@@ -203,6 +218,10 @@ class MatrixResult:
         if path is not None:
             write_atomic(path, text)
         return text
+
+
+#: The per-question values a matrix keeps for each config (:attr:`MatrixResult.per_question`).
+PER_QUESTION_KEPT = ("hit", "mrr", "recall", "retrieved_chars", "retrieved_tokens")
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -341,6 +360,7 @@ def _run_group(key: str, documents: Any, questions: Any, cfgs: list[dict[str, An
         row = res.summary()
         row.pop("warnings", None)  # said once per run by run_matrix, not in every row
         row["seconds"] = time.perf_counter() - t0
+        row[_PER_Q] = {m: [float(x) for x in res.per_question[m]] for m in PER_QUESTION_KEPT if m in res.per_question}
         if res.warnings:
             row[_WARNINGS] = list(res.warnings)
         if same is not None:
@@ -450,6 +470,7 @@ def _in_grid_order(n: int, results: Iterable[tuple[list[int], list[dict[str, Any
 
 _WARNINGS = "__warnings__"
 _SAME = "__same_as__"
+_PER_Q = "__per_question__"
 
 
 def _run_warnings(rows: list[dict[str, Any]], k: int, budget: int | None) -> list[str]:
@@ -594,5 +615,7 @@ def run_matrix(documents: Sequence[Document], questions: Sequence[Question],
         bar.close()
     warnings = ([local_note] if local_note else []) + _run_warnings(rows, s.k, s.budget)
     shared = {r["label"]: r.pop(_SAME) for r in rows if _SAME in r}
+    per_question = {r["label"]: r.pop(_PER_Q) for r in rows if _PER_Q in r}
     return MatrixResult(rows, skipped, time.perf_counter() - t0, setup, warnings=warnings, engine=s.engine_name,
-                        embedder=s.embedder_name if s.engine in ("dense", "hybrid") else None, shared=shared)
+                        embedder=s.embedder_name if s.engine in ("dense", "hybrid") else None, shared=shared,
+                        per_question=per_question, question_ids=[str(getattr(q, "id", i)) for i, q in enumerate(questions)])
