@@ -254,3 +254,138 @@ exercise(Exercise(
     solution=_reference_paired,
     wrong=[_paired_unpaired, _paired_permutation, _paired_overlap_rule],
 ))
+
+
+# --------------------------------------------------------------------------------------------
+# ex5-decide
+# --------------------------------------------------------------------------------------------
+
+#: The four decisions (actions, not verdict words): adopt, refuse, keep the simpler one (equivalent),
+#: undecided so more questions are needed.
+ADOPT, REFUSE, EQUIVALENT, UNDECIDED = "采纳", "拒绝", "选更简单的", "需要更多题"
+DECISIONS = (ADOPT, REFUSE, EQUIVALENT, UNDECIDED)
+
+
+def _reference_decision(diff, lo, hi, margin=0.02):
+    """new − current with its deciding interval: significance first, then equivalence (as ``stats.decide``)."""
+    if lo > 0:
+        return ADOPT
+    if hi < 0:
+        return REFUSE
+    if -margin <= lo and hi <= margin:
+        return EQUIVALENT
+    return UNDECIDED
+
+
+def _why(diff, lo, hi, margin, want, got) -> str:
+    """The reader's mistake on one result, in words."""
+    interval = f"区间 [{lo:+.1%}, {hi:+.1%}]，等效界值 ±{margin:.1%}"
+    if got not in DECISIONS:
+        return f"decision 应返回四个词之一：{'、'.join(DECISIONS)}；你的函数返回了 {got!r}。"
+    if want == UNDECIDED and got == EQUIVALENT:
+        return (f"{interval}：区间含 0，但伸到了界值之外。区间含 0 只说明这批题分不出高下（未能区分），不是平手；"
+                f"要说两者等效、可以放心选更简单的，整个区间都得落在 ±界值之内。应是“{UNDECIDED}”。")
+    if want == UNDECIDED:
+        return f"{interval}：区间含 0，差值的正负都说不准，不能据此{got}。应是“{UNDECIDED}”。"
+    if want == EQUIVALENT and got == UNDECIDED:
+        return (f"{interval}：整个区间都在 ±界值之内，即使有差别也小到可以不管，两者等效：应是“{EQUIVALENT}”，"
+                "不必再加题。")
+    if want == EQUIVALENT:
+        return f"{interval}：区间含 0，不能{got}；它整个在 ±界值之内，两者等效，应是“{EQUIVALENT}”。"
+    side = "之上" if want == ADOPT else "之下"
+    if got == EQUIVALENT:
+        return (f"{interval}：区间整个在 0 {side}，差别是真的（哪怕不大），应是“{want}”。"
+                "先看区间含不含 0，含 0 时才轮到看界值。")
+    if got == UNDECIDED:
+        return f"{interval}：区间整个在 0 {side}（不含 0），已经分得出来，应是“{want}”。"
+    return f"{interval}：区间整个在 0 {side}，应是“{want}”，你的函数说“{got}”（是不是把差值的方向弄反了？）。"
+
+
+#: Hand-made results (diff, lo, hi, margin) and the decision each allows.
+_DECIDE_CASES = [
+    (0.031, 0.012, 0.050, 0.02, ADOPT),
+    (-0.040, -0.067, -0.013, 0.02, REFUSE),
+    (0.002, -0.008, 0.011, 0.02, EQUIVALENT),
+    (0.019, -0.008, 0.046, 0.02, UNDECIDED),      # chapter 7's hit@5, first week to last: not a tie
+    (0.0, -0.109, 0.109, 0.02, UNDECIDED),        # a zero with a wide interval says nothing
+    (0.010, 0.004, 0.016, 0.02, ADOPT),           # inside the margin, but the interval excludes 0
+    (0.025, 0.0, 0.050, 0.02, UNDECIDED),         # touching 0 is containing 0
+    (-0.005, -0.020, 0.010, 0.02, EQUIVALENT),    # the margin's end belongs to it
+    (0.002, -0.008, 0.011, 0.005, UNDECIDED),     # a stricter margin, the same interval
+]
+
+
+def _call_decision(candidate, diff, lo, hi, margin):
+    return candidate(diff, lo, hi, margin=margin)
+
+
+def _decide_examples(candidate) -> None:
+    wrong = []
+    for diff, lo, hi, margin, want in _DECIDE_CASES:
+        got = _call_decision(candidate, diff, lo, hi, margin)
+        if got != want:
+            wrong.append(f"decision({diff:+.3f}, {lo:+.3f}, {hi:+.3f}, margin={margin}) 返回 {got!r}。"
+                         + _why(diff, lo, hi, margin, want, got))
+    if wrong:
+        raise Failure(f"{len(_DECIDE_CASES)} 个结果里有 {len(wrong)} 个判错了：\n" + "\n".join(wrong))
+
+
+_pct = st.integers(-150, 150).map(lambda x: x / 1000)
+
+
+def _decide_properties(candidate) -> None:
+    def prop(a, b, c, m):
+        lo, diff, hi = sorted((a, b, c))
+        margin = m / 1000
+        got = _call_decision(candidate, diff, lo, hi, margin)
+        want = _reference_decision(diff, lo, hi, margin)
+        if got != want:
+            raise Failure(f"decision({diff:+.3f}, {lo:+.3f}, {hi:+.3f}, margin={margin}) 返回 {got!r}。"
+                          + _why(diff, lo, hi, margin, want, got))
+
+    property_check(prop, _pct, _pct, _pct, st.integers(0, 50), max_examples=200)
+
+
+def _decide_zero_is_tie(diff, lo, hi, margin=0.02):
+    """Wrong: an interval containing 0 read as a tie."""
+    if lo > 0:
+        return ADOPT
+    if hi < 0:
+        return REFUSE
+    return EQUIVALENT
+
+
+def _decide_by_point(diff, lo, hi, margin=0.02):
+    """Wrong: the point estimate against the margin, the interval ignored."""
+    if abs(diff) <= margin:
+        return EQUIVALENT
+    return ADOPT if diff > 0 else REFUSE
+
+
+def _decide_margin_first(diff, lo, hi, margin=0.02):
+    """Wrong: equivalence tested before significance (a small real gain called equivalent)."""
+    if -margin <= lo and hi <= margin:
+        return EQUIVALENT
+    if lo > 0:
+        return ADOPT
+    if hi < 0:
+        return REFUSE
+    return UNDECIDED
+
+
+def _decide_fixed_margin(diff, lo, hi, margin=0.02):
+    """Wrong: the margin hard-coded at 2 points."""
+    return _reference_decision(diff, lo, hi, 0.02)
+
+
+exercise(Exercise(
+    id="ex5-decide",
+    title="练习 5.3 读配对区间：它允许什么决定？",
+    task="实现 decision(diff, lo, hi, margin=0.02)：diff 是“新方案 − 当前方案”的配对差值，[lo, hi] 是做判定的区间，"
+         "margin 是事先定好的等效界值。返回四个决定之一：区间整个在 0 之上返回“采纳”，整个在 0 之下返回“拒绝”；"
+         "区间含 0 且整个落在 [−margin, +margin] 之内（等效）返回“选更简单的”；其余（未能区分）返回“需要更多题”。",
+    checks=[("九个手算的结果（含边界：区间端点恰好是 0、恰好是界值）", _decide_examples),
+            ("随机区间上与参考实现一致", _decide_properties)],
+    solution=_reference_decision,
+    wrong=[_decide_zero_is_tie, _decide_by_point, _decide_margin_first, _decide_fixed_margin],
+))
