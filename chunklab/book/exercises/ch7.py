@@ -5,6 +5,9 @@
   of :func:`chunklab.tools.versioning.index_version`).
 * ``ex7-plan`` — from two manifests, decide between a full rebuild and an incremental update, and
   which documents to re-chunk and delete (the rule of :func:`chunklab.tools.versioning.plan_rechunk`).
+* ``ex7-rule`` — write and apply an adoption rule: from a paired comparison (candidate minus
+  current, same budget) and whether the candidate is simpler, answer "adopt", "refuse" or
+  "need_more_data", with the no-worse-and-simpler branch at the book's equivalence margin.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import json
 
 from hypothesis import strategies as st
 
+from ...evaluation.stats import EQUIVALENCE_MARGINS
 from . import Exercise, Failure, exercise, property_check
 
 # --------------------------------------------------------------------------------------------
@@ -218,5 +222,134 @@ exercise(Exercise(
                           if (old["config"], old["code"]) != (new["config"], new["code"]) else
                           {"rebuild": False, "rechunk": sorted(set(new["docs"]) - set(old["docs"])),
                            "delete": sorted(set(old["docs"]) - set(new["docs"]))}),
+    ],
+))
+
+# --------------------------------------------------------------------------------------------
+# ex7-rule
+# --------------------------------------------------------------------------------------------
+
+#: The margin the rule uses: the book's equivalence margin for hit (2 points), declared once.
+MARGIN = EQUIVALENCE_MARGINS["hit"]
+_OUTCOMES = ("adopt", "refuse", "need_more_data")
+
+
+def _reference_rule(result, simpler):
+    lo, hi = result["lo"], result["hi"]
+    if lo > 0:                       # a measured gain
+        return "adopt"
+    if hi < 0:                       # a measured loss
+        return "refuse"
+    if simpler:                      # no worse than the margin, and simpler
+        return "adopt" if lo >= -MARGIN else "need_more_data"
+    return "refuse" if hi <= MARGIN else "need_more_data"   # any gain too small to pay for the complexity
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:+.1f}%"
+
+
+def _case(result, simpler) -> str:
+    lo, hi = result["lo"], result["hi"]
+    return (f"同预算配对差值 {_pct(result['diff'])} [{_pct(lo)}, {_pct(hi)}]，候选"
+            + ("比当前配置更简单" if simpler else "比当前配置更复杂"))
+
+
+def _why(result, simpler) -> str:
+    """Why the reference rule decides as it does, in the reader's words."""
+    lo, hi = result["lo"], result["hi"]
+    m = f"{100 * MARGIN:.0f} 个点"
+    if lo > 0:
+        return "区间整个在 0 之上：同预算下测出了提升，应采纳（adopt），简单与否都一样。"
+    if hi < 0:
+        return "区间整个在 0 之下：测出了损失，应不采纳（refuse）；更简单也抵不了一个测出来的损失。"
+    if simpler and lo >= -MARGIN:
+        return (f"区间含 0，下端 {_pct(lo)} 没有低于 -{m}：最坏也只比当前配置差 {max(0.0, -100 * lo):.1f} 个点，"
+                f"在事先登记的界值（{m}）之内。不比当前差、而且更简单，应采纳（adopt）——这就是“不差且更简单”那一支。")
+    if simpler:
+        return (f"候选更简单，但区间下端 {_pct(lo)} 低于 -{m}：它可能让命中率掉得比界值还多。这批题还分不出来，"
+                "应回答 need_more_data（加题再量），既不是采纳，也不是拒绝。")
+    if hi <= MARGIN:
+        return (f"候选更复杂，区间含 0、上端 {_pct(hi)} 不超过 +{m}：即使有收益，也小到不值得为它增加复杂度，"
+                "应不采纳（refuse）。区间含 0 不等于“没有作用”，这里拒绝的理由是上端已经够小。")
+    return (f"候选更复杂，区间含 0、上端 {_pct(hi)} 超过 +{m}：可能有值得要的收益，也可能没有。这批题分不出，"
+            "应回答 need_more_data，而不是直接拒绝：拒绝会把一个可能有用的改动当成没用。")
+
+
+def _decision(candidate, result, simpler) -> str:
+    out = candidate(dict(result), simpler)
+    if out not in _OUTCOMES:
+        raise Failure(f"rule(...) 应返回 \"adopt\"、\"refuse\" 或 \"need_more_data\" 三者之一，你返回了 {out!r}"
+                      f"（输入：{_case(result, simpler)}）。")
+    return out
+
+
+def _check_one(candidate, result, simpler) -> None:
+    got, want = _decision(candidate, result, simpler), _reference_rule(result, simpler)
+    if got != want:
+        raise Failure(f"{_case(result, simpler)}：你的规则答 {got!r}，应为 {want!r}。{_why(result, simpler)}")
+
+
+def _r(diff, lo, hi):
+    return {"diff": diff, "lo": lo, "hi": hi}
+
+
+#: Named cases: a gain, a loss, equivalent-and-simpler, equivalent-and-more-complex, undecided.
+RULE_CASES = [
+    ("测出提升（第 2 周的路由那样）", _r(0.082, 0.050, 0.114), False),
+    ("测出损失（父子块在同预算下那样）", _r(-0.160, -0.215, -0.114), False),
+    ("等效且更简单（overlap 50 → 0 那样）", _r(0.0, -0.008, 0.008), True),
+    ("等效但更复杂（表格转写那样）", _r(0.004, -0.008, 0.015), False),
+    ("分不出、更复杂（标题路径那样）", _r(0.008, -0.008, 0.025), False),
+    ("分不出、更简单", _r(-0.005, -0.035, 0.025), True),
+    ("不差且更简单，但区间不窄", _r(0.012, -0.010, 0.034), True),
+    ("测出很小的损失、更简单", _r(-0.008, -0.015, -0.002), True),
+]
+
+
+def _rule_examples(candidate) -> None:
+    wrong = []
+    for name, result, simpler in RULE_CASES:
+        try:
+            _check_one(candidate, result, simpler)
+        except Failure as f:
+            wrong.append(f"【{name}】{f}")
+    if wrong:
+        raise Failure(f"{len(RULE_CASES)} 个情形里判错 {len(wrong)} 个：\n" + "\n".join(wrong))
+
+
+# intervals on a grid of 0.1 point (per-mille integers), so that the boundaries are exact
+_interval = st.tuples(st.integers(-60, 60), st.integers(0, 40), st.integers(0, 40)).map(
+    lambda t: _r(t[0] / 1000, (t[0] - t[1]) / 1000, (t[0] + t[2]) / 1000))
+
+
+def _rule_properties(candidate) -> None:
+    property_check(lambda result, simpler: _check_one(candidate, result, simpler), _interval, st.booleans(),
+                   max_examples=300)
+
+
+exercise(Exercise(
+    id="ex7-rule",
+    title="练习 7.3 写一条采纳规则并用上它",
+    task="实现 rule(result, simpler) -> \"adopt\" | \"refuse\" | \"need_more_data\"。result 是候选减当前配置的同预算"
+         "配对差值 {'diff', 'lo', 'hi'}（做判定的区间，命中率的比例），simpler 说候选是否比当前配置更简单。依次："
+         "区间整个在 0 之上采纳；整个在 0 之下不采纳；更简单的候选，下端不低于 -MARGIN（2 个点）就采纳，否则要更多数据；"
+         "更复杂的候选，上端不超过 +MARGIN 就不采纳，否则要更多数据。",
+    checks=[("五类情形：提升、损失、等效且更简单、等效但更复杂、分不出", _rule_examples),
+            ("随机区间上与规则一致（含界值上的区间）", _rule_properties)],
+    solution=_reference_rule,
+    wrong=[
+        # the rule before the simpler branch: only a measured gain is adopted, everything else refused
+        lambda result, simpler: "adopt" if result["lo"] > 0 else "refuse",
+        # no simpler branch: an equivalent, simpler change is refused
+        lambda result, simpler: ("adopt" if result["lo"] > 0 else "refuse" if result["hi"] <= MARGIN
+                                 else "need_more_data"),
+        # the point estimate instead of the interval's worse end: "not worse" read off the mean
+        lambda result, simpler: ("adopt" if result["lo"] > 0 else "refuse" if result["hi"] < 0 else
+                                 ("adopt" if result["diff"] >= 0 else "refuse") if simpler else
+                                 "refuse" if result["hi"] <= MARGIN else "need_more_data"),
+        # an interval containing 0 read as "no effect": refused, never sent back for more data
+        lambda result, simpler: ("adopt" if result["lo"] > 0 or (simpler and result["lo"] >= -MARGIN)
+                                 else "refuse"),
     ],
 ))
