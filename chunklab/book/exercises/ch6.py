@@ -6,6 +6,8 @@
   the same rules as :func:`chunklab.evaluation.matrix.expand_grid` for lists and scalars).
 * ``ex6-cutrate`` — ``cut_rate(articles, chunks)``: the share of articles that lie in no single
   chunk (claim C21; ``structure_metrics(...)["clause_cut_rate"]`` on trimmed spans).
+* ``ex6-ruler`` — ``pick_ruler(scenario)``: which ruler answers a comparison fairly, fixed k
+  (``"fixed_k"``) or a fixed context budget (``"budget"``), and why (a reason key).
 """
 from __future__ import annotations
 
@@ -254,4 +256,137 @@ exercise(Exercise(
             ("随机条款与块上与参考实现一致", _cut_properties)],
     solution=_reference_cut_rate,
     wrong=[_cut_union, _cut_starts_inside, _cut_per_chunk],
+))
+
+
+# --------------------------------------------------------------------------------------------
+# ex6-ruler
+# --------------------------------------------------------------------------------------------
+
+#: Mean chunk lengths further apart than this ratio (longest / shortest) hand over visibly
+#: different amounts of text at the same k.
+RULER_RATIO = 1.2
+RULERS = ("fixed_k", "budget")
+#: Reason keys: what decides the ruler.
+REASONS = {
+    "prompt_budget": "生产系统按固定的提示词预算装上下文：评测就该量同一件事",
+    "chars_differ": "平均块长相差超过 20%：固定 k 下大块交出去的字更多，会不公平地占优",
+    "same_chars": "平均块长相差不超过 20%：固定 k 下交出去的字数相当，hit@5 是公平的，也能和文章的数字对照",
+}
+
+
+def _reference_ruler(scenario):
+    """Budget when production has a prompt budget or the chunk lengths differ; fixed k otherwise."""
+    if scenario.get("prompt_budget"):
+        return "budget", "prompt_budget"
+    lens = list(scenario["mean_chars"].values())
+    if max(lens) / min(lens) > RULER_RATIO:
+        return "budget", "chars_differ"
+    return "fixed_k", "same_chars"
+
+
+#: The scenarios of the exercise (mean chunk lengths measured on the law corpus, rounded to tens).
+RULER_SCENARIOS = [
+    {"question": "块长取 256 还是 1024（递归切分，系统每次取前 5 块）",
+     "mean_chars": {"recursive 256": 180, "recursive 1024": 890}, "prompt_budget": None},
+    {"question": "同样 target = 512，递归切分还是固定窗口（系统每次取前 5 块）",
+     "mean_chars": {"recursive 512": 420, "fixed 512": 500}, "prompt_budget": None},
+    {"question": "同样 target = 512，段落切分（一段一块）还是递归切分（系统每次取前 5 块）",
+     "mean_chars": {"paragraph 一段一块": 110, "recursive 512": 420}, "prompt_budget": None},
+    {"question": "同样 target = 512，加不加上下文前缀；系统按 3,000 字的提示词预算装上下文",
+     "mean_chars": {"recursive 512": 420, "recursive 512 + 前缀": 420}, "prompt_budget": 3000},
+]
+
+
+def _answer(result, call):
+    try:
+        ruler, reason = result
+    except (TypeError, ValueError):
+        raise Failure(f"{call} 应返回 (尺子, 理由) 两项，例如 ('budget', 'chars_differ')，你的函数返回了 {result!r}。") from None
+    if ruler not in RULERS:
+        raise Failure(f"{call} 的尺子应是 'fixed_k' 或 'budget' 之一，你的结果是 {ruler!r}。")
+    if reason not in REASONS:
+        raise Failure(f"{call} 的理由应是 {', '.join(map(repr, REASONS))} 之一，你的结果是 {reason!r}。")
+    return ruler, reason
+
+
+def _explain(scenario, got, want) -> str:
+    """Why the candidate's choice is wrong for ``scenario``, in the reader's terms."""
+    lens = scenario["mean_chars"]
+    ratio = max(lens.values()) / min(lens.values())
+    where = f"“{scenario['question']}”（平均块长 {'、'.join(f'{k} {v} 字' for k, v in lens.items())}，最长 / 最短 = {ratio:.2f}）"
+    if got[0] != want[0]:
+        if want[0] == "budget" and want[1] == "prompt_budget":
+            why = ("系统按固定预算装上下文，每组配置交给模型的字数由预算决定，不由 k 决定；"
+                   "用固定 k 量，量的不是生产里发生的事")
+        elif want[0] == "budget":
+            why = (f"固定 k = 5 时，平均 {max(lens.values())} 字的块每题交出去的字约是 {min(lens.values())} 字的块的 "
+                   f"{ratio:.1f} 倍：大块靠多交字数赢，比的不是切得好不好（第 6 章 6.5 节的两张热力图）")
+        else:
+            why = ("两组平均块长相差不到 20%，固定 k 下交出去的字数相当，hit@5 已经公平；"
+                   "也没有生产预算要模拟。这时用文章的尺子，结果还能和文章的数字直接对照")
+        return f"{where}：应选 {want[0]!r}，你选了 {got[0]!r}。{why}。"
+    return (f"{where}：尺子 {want[0]!r} 选对了，但理由应是 {want[1]!r}（{REASONS[want[1]]}），"
+            f"你给的是 {got[1]!r}（{REASONS[got[1]]}）。")
+
+
+def _ruler_examples(candidate) -> None:
+    for sc in RULER_SCENARIOS:
+        got = _answer(candidate(dict(sc, mean_chars=dict(sc["mean_chars"]))), f"pick_ruler(“{sc['question']}”)")
+        want = _reference_ruler(sc)
+        if got != want:
+            raise Failure(_explain(sc, got, want))
+
+
+def _ruler_properties(candidate) -> None:
+    lengths = st.lists(st.integers(50, 2000), min_size=2, max_size=4)
+    budget = st.one_of(st.none(), st.sampled_from([2000, 2560, 4000]))
+
+    def prop(lens, prompt_budget):
+        sc = {"question": "随机场景", "mean_chars": {f"配置 {i + 1}": n for i, n in enumerate(lens)},
+              "prompt_budget": prompt_budget}
+        got = _answer(candidate(dict(sc, mean_chars=dict(sc["mean_chars"]))), f"pick_ruler({sc})")
+        want = _reference_ruler(sc)
+        if got != want:
+            raise Failure(_explain(sc, got, want))
+
+    property_check(prop, lengths, budget, max_examples=80)
+
+
+def _ruler_always_k(scenario):
+    """Wrong: always the article's ruler."""
+    return "fixed_k", "same_chars"
+
+
+def _ruler_ignores_budget(scenario):
+    """Wrong: looks only at the chunk lengths, never at the production budget."""
+    lens = list(scenario["mean_chars"].values())
+    return ("budget", "chars_differ") if max(lens) / min(lens) > RULER_RATIO else ("fixed_k", "same_chars")
+
+
+def _ruler_by_label(scenario):
+    """Wrong: budget only when the labels name different sizes (equal target taken as equal length)."""
+    if scenario.get("prompt_budget"):
+        return "budget", "prompt_budget"
+    sizes = {next((w for w in label.split() if w.isdigit()), None) for label in scenario["mean_chars"]}
+    return ("budget", "chars_differ") if len(sizes) > 1 else ("fixed_k", "same_chars")
+
+
+def _ruler_wrong_reason(scenario):
+    """Wrong: the right ruler, but always the same reason for a budget."""
+    ruler, _ = _reference_ruler(scenario)
+    return (ruler, "chars_differ") if ruler == "budget" else (ruler, "same_chars")
+
+
+exercise(Exercise(
+    id="ex6-ruler",
+    title="练习 6.3 为一个问题挑尺子",
+    task="实现 pick_ruler(scenario)：scenario 有 'question'（要比较什么）、'mean_chars'（每组配置的平均块长，字）"
+         "和 'prompt_budget'（生产系统的提示词预算，字；None 表示系统取固定的前 k 块）。返回 (尺子, 理由)："
+         "尺子是 'fixed_k' 或 'budget'；理由是 'prompt_budget'（系统按预算装上下文）、"
+         "'chars_differ'（平均块长最长 / 最短 > 1.2）或 'same_chars'（不超过 1.2）之一。",
+    checks=[("四个场景：比块长、同尺寸比切法、一段一块对递归、有提示词预算的系统", _ruler_examples),
+            ("随机场景上与参考答案一致", _ruler_properties)],
+    solution=_reference_ruler,
+    wrong=[_ruler_always_k, _ruler_ignores_budget, _ruler_by_label, _ruler_wrong_reason],
 ))

@@ -1,0 +1,128 @@
+"""Chapter 6 helpers (chunklab.book.lessons.ch6, ch6_engines): the properties the prose relies on."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from chunklab.book.lessons import ch6 as L
+from chunklab.book.lessons import ch6_engines as E
+from chunklab.datasets import load_corpus
+from chunklab.datasets.questions import load_questions
+from chunklab.evaluation.matrix import ARTICLE_002_GRID, expand_grid
+from chunklab.evaluation.matrix_pick import simplicity
+from chunklab.retrieval import CorpusIndex
+
+
+@pytest.fixture(scope="module")
+def xiaobei():
+    xb = load_corpus("xiaobei")
+    return xb, load_questions("xiaobei", xb)
+
+
+def _result(hits, chars=2560.0, inflation=1.1, cut=0.1):
+    hits = np.asarray(hits, dtype=float)
+    agg = {m: {"mean": float(hits.mean()), "lo": 0.0, "hi": 1.0} for m in ("hit", "mrr", "recall", "precision", "iou")}
+    agg["retrieved_chars"] = {"mean": chars}
+    return SimpleNamespace(per_question={"hit": hits}, aggregate=agg,
+                           structure={"overlap_inflation": inflation, "clause_cut_rate": cut})
+
+
+def _fake_matrix(hits_of):
+    configs, _ = expand_grid(ARTICLE_002_GRID)
+    res = {c["label"]: _result(hits_of(c)) for c in configs}
+    return L.HandMatrix(configs, res, res)
+
+
+def test_the_scale_heatmap_uses_the_fixed_zero_to_one_scale():
+    rows = [{"strategy": s, "size": n, "overlap": o, "hit": 0.991 + 0.0001 * i}
+            for i, (s, n, o) in enumerate((s, n, round(f * n)) for s in ("fixed", "recursive", "paragraph")
+                                          for n in L.SIZES for f in (0, 0.1, 0.2))]
+    for r in rows:
+        r["target" if r["strategy"] != "fixed" else "size"] = r["size"]
+    fig, table_rows, numbers = L.scale_figure(SimpleNamespace(rows=rows))
+    assert fig.axes[0].images[0].get_clim() == L.HIT_SCALE == (0.0, 1.0)
+    assert len(table_rows) == 27
+    assert numbers["scale_spread_pp"] == pytest.approx(0.26, abs=1e-6)
+
+
+def test_overlap_tells_equivalent_from_undecided():
+    same = _fake_matrix(lambda c: [1, 0] * 100)                  # overlap changes nothing on any question
+    _, _, n = L.overlap_tests(same)
+    assert n["ov_n"] == 12 and n["ov_equiv"] == 12 and n["ov_undecided"] == 0
+    rng = np.random.default_rng(0)
+    noisy = _fake_matrix(lambda c: rng.integers(0, 2, 60))       # 60 questions of coin flips: too few to tell
+    _, _, n = L.overlap_tests(noisy)
+    assert n["ov_sig"] == 0 and n["ov_equiv"] == 0 and n["ov_undecided"] == 12
+
+
+def test_size_tests_reads_a_reversal_between_the_rulers():
+    configs, _ = expand_grid(ARTICLE_002_GRID)
+    big = [1] * 80 + [0] * 20
+    small = [1] * 50 + [0] * 50
+    k = {c["label"]: _result(big if L.size_of(c["params"]) == 2048 else small) for c in configs}
+    b = {c["label"]: _result(small if L.size_of(c["params"]) == 2048 else big) for c in configs}
+    _, rows, n = L.size_tests(L.HandMatrix(configs, k, b))
+    assert n["size_k_verdicts"] == "成立" and n["size_b_verdicts"] == "不成立（显著反向）"
+    assert len(rows) == 6
+
+
+def test_the_layered_count_does_not_depend_on_the_size_layer_2_picks():
+    layers = {"1": [{"strategy": "recursive"}, {"strategy": "fixed"}],
+              "2": [{"strategy": "recursive", "target": [256, 512, 1024]}]}
+    counts = []
+    for t in (256, 512, 1024):
+        rows, total = L.count_layers({**layers, "3": L.layer3_grid({"recursive": t})})
+        counts.append(total)
+        assert rows[-1][2] == total
+    assert len(set(counts)) == 1
+    # the layer-3 config without overlap and prefix is the layer-2 config again: counted once
+    assert rows[2][1] == 6 and rows[2][2] == 5
+
+
+def test_pick_layer_picks_the_simplest_of_the_group_not_distinguishable_from_the_best(xiaobei):
+    xb, qs = xiaobei
+    picked = L.pick_layer(xb.documents, qs, [{"strategy": "recursive", "target": [256, 512, 1024]}], 2000)
+    by_label = {r["label"]: r for r in picked["rows"]}
+    assert picked["best"]["label"] in picked["group"] and picked["pick"]["label"] in picked["group"]
+    assert picked["pick"] == min((by_label[x] for x in picked["group"]), key=simplicity)
+    for lab, t in picked["tests"].items():
+        assert (lab in picked["group"]) == (not t["significant"])
+    assert all(abs(r["retrieved_chars"] - 2000) < 1 for r in picked["rows"])     # the same budget for every size
+
+
+@pytest.fixture(scope="module")
+def laws_subset():
+    laws = load_corpus("laws")
+    docs = [d for d in laws.documents if any(a["end"] - a["start"] > 512 for a in d.meta["articles"])][:12]
+    ids = {d.id for d in docs}
+    qs = [q for q in load_questions("laws", laws) if all(s.doc_id in ids for s in q.spans)]
+    return docs, qs, CorpusIndex(docs)
+
+
+def test_fallback_chains_reconcile_long_and_cut_articles(laws_subset):
+    docs, qs, idx = laws_subset
+    n = E.fallback_chains(docs, qs, idx)["numbers"]
+    assert n["long_n"] > 0
+    # every over-long article is cut by both chains (max = 512); what differs is the shorter ones
+    assert n["full_cut_long"] == n["gap_cut_long"] == n["long_n"]
+    assert n["gap_cut_short"] >= n["full_cut_short"]
+    assert n["sent_gap"] > n["sent_full"]
+    assert n["full_cut"] >= n["long_share"]
+
+
+def test_by_difficulty_names_where_hybrid_helps():
+    easy = [SimpleNamespace(difficulty="easy")] * 120
+    hard = [SimpleNamespace(difficulty="hard")] * 40
+    qs = easy + hard
+    hits = {"BM25": [1] * 110 + [0] * 10 + [0] * 40, "向量（USE）": [1] * 60 + [0] * 60 + [1] * 20 + [0] * 20,
+            "混合（BM25 + USE）": [1] * 112 + [0] * 8 + [1] * 20 + [0] * 20}
+    results = {(e, r, L.label("recursive", 512)): SimpleNamespace(per_question={"hit": np.array(h, float)})
+               for e, h in hits.items() for r in E.RULERS}
+    out = E.by_difficulty({"results": results}, qs)
+    n = out["numbers"]
+    assert n["diff_n"] == 8 and n["diff_q_easy"] == 120 and n["diff_q_hard"] == 40
+    assert "容易题｜混合 − 向量（USE）" in n["diff_helps"] and n["diff_hurts"] == "没有一项"
+    assert all(k.isidentifier() for k in n)
+    assert n["diff_easy_k_dense"] == pytest.approx(0.5)
