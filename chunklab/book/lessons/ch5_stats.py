@@ -120,7 +120,7 @@ def power_experiment(experiments: dict, sizes=SUBSETS, repeats: int = 200, n_boo
                "w25_note": "半宽就比差值本身还大" if sub[k1, 25][0] / 2 > d1 else "半宽已小于差值",
                "w200_note": "半宽小于差值" if sub[k1, 200][0] / 2 < d1 else "半宽仍不小于差值",
                "c50": sub[k1, 50][1], "c200": sub[k1, 200][1],
-               "small_all_sig": "不含 0" if full[k2]["significant"] else "仍然含 0",
+               "small_all_sig": "不含 0" if full[k2]["significant"] else "也含 0",
                "small_c200": sub[k2, 200][1], "small_c50": sub[k2, 50][1], "sigma_d": sigma_d,
                "n_5pt": (2.8 * sigma_d / 0.05) ** 2, "n_2pt": (2.8 * sigma_d / 0.02) ** 2,
                "power_repeats": repeats}
