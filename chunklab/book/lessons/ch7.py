@@ -424,10 +424,18 @@ def week4(it: Iteration, adopted: str | None) -> dict:
                w3_items_b=it.results[base]["b"].aggregate["n_retrieved"]["mean"],
                pca_parent_len=float(np.mean([p.end - p.start for p in pc["index"].parents])))
     # the old fill (stop at the first chunk that does not fit): which part of the penalty was an under-filled budget
-    old = {label: _stop_fill(it, label) for label in (base, PC_A)}
+    old = {label: _stop_fill(it, label) for label in (base, *CANDIDATES)}
     d_new = np.subtract(*it.pair(PC_A, base, "b"))
     d_old = np.subtract(old[PC_A].per_question["hit"], old[base].per_question["hit"])
     shift = paired_bootstrap(d_new, d_old)                     # one declared secondary comparison
+    # the rule's outcomes had the budget been filled the old way (the same six comparisons, corrected together)
+    old_family = paired_many({**{(c, "k"): it.pair(c, base) for c in CANDIDATES},
+                              **{(c, "b"): (old[c].per_question["hit"], old[base].per_question["hit"])
+                                 for c in CANDIDATES}}, "holm", metric="hit")
+    changed = [c for c in CANDIDATES
+               if it.rule(old_family[c, "b"], old_family[c, "k"], it.decisions[c]["simpler"]) != it.decisions[c]["outcome"]]
+    out["w4_fill_story"] = ("按旧装法，规则对三个候选的结论也一样。" if not changed else
+                            "按旧装法，规则对" + "、".join(f"“{c}”" for c in changed) + "的结论会不同：装满预算改变了决定。")
     out.update(pca_old_chars=old[PC_A].aggregate["retrieved_chars"]["mean"],
                pca_old_items=old[PC_A].aggregate["n_retrieved"]["mean"],
                w3_old_chars=old[base].aggregate["retrieved_chars"]["mean"],
