@@ -37,17 +37,23 @@ from typing import Any, Sequence
 from .._version import __version__
 from ..datasets.files import MAX_FILE_BYTES, read_text_file
 from ..datasets.questions import QuestionError
+from ..evaluation import compare
 from ..evaluation.distributed import parse_scheduler
 from ..evaluation.matrix import ARTICLE_002_GRID, MATRIX_SETTINGS, PER_QUESTION_KEPT, expand_grid, run_matrix
 from ..params import loads_json
 from ..preprocess.pdf import MAX_FILE_CHARS, MAX_OCR_PAGES, MAX_PAGE_CHARS
 from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
+from ..tools.report import write_report
 from .benchmarks import add_bench_parser
 from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_text, cmd_validate
-from .configs import (TOKENIZER_NAMES, WHERE_KEYS, evaluate_chunker, load_inputs, parse_config, parse_where,
+from .commands import by_groups
+from .configs import (TOKENIZER_NAMES, WHERE_KEYS, eval_chunker, evaluate_chunker, load_inputs, parse_config, parse_where,
                       settings_from_args, splitter_chunker, where_fields, where_note)
-from .engines import add_retrieval_args, describe, retrieval_fields, retriever_name
+from .configs import side_chunker
+from .engines import add_retrieval_args, describe, retrieval_fields, retriever_name, side_settings, split_side
+from .report import (cmd_explain, comparison_rows, evaluate_kept, explained_misses, headline, run_facts,
+                     symptom_table, versions)
 from .output import (CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error,
                      pdf_limits, runtime_warnings_as_lines, warn, where_of)
 
@@ -271,6 +277,72 @@ def cmd_matrix(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    """One self-contained HTML page and its Markdown twin (:mod:`chunklab.tools.report`): what ran, the
+    headline with intervals, ``--compare``'s paired table with verdicts, ``--grid``'s matrix with cost
+    and the recommended pick, the misses by symptom, the tables per type, difficulty and document, and
+    the worst misses explained (see :mod:`chunklab.cli.report` for why this is a subcommand)."""
+    t0 = time.perf_counter()
+    out = Path(args.out)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CLIError(f"--out must end in .html (the Markdown twin is written beside it as .md), got {out.name!r}",
+                       where="--out")
+    for f in (out.with_suffix(".html"), out.with_suffix(".md")):
+        _check_out_file(f)
+    if args.misses < 0:
+        raise CLIError(f"--misses must be an int >= 0, got {args.misses}", where="--misses")
+    settings = settings_from_args(args, embedder_alone=args.compare is not None)
+    chunker = eval_chunker(args)
+    other = None
+    if args.compare is not None:
+        spec, suffix = split_side(args.compare)
+        other = (side_chunker(spec, args), side_settings(settings, suffix, args.embedder))
+    grid = _read_grid(args.grid, cap(args)) if args.grid else None
+    corpus, questions = load_inputs(args)
+    index = CorpusIndex(corpus.documents, tokenizer=settings.tokenizer) if retriever_name(settings) != "dense" else None
+    result, chunks = evaluate_kept(corpus, questions, chunker, settings, index=index)
+    result, misses = explained_misses(result, corpus.documents, chunks, questions, args.misses)
+    data: dict[str, Any] = {
+        "title": f"chunklab report: {chunker.label} on {Path(corpus.name).name or corpus.name}",
+        "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "versions": versions(),
+        "command": "python -m chunklab " + " ".join(sys.argv[1:] if args.argv is None else args.argv),
+        "run": run_facts(corpus, questions, args, chunker.label, settings, result),
+        "headline": headline(result), "symptoms": symptom_table(result, questions),
+        "by": by_groups(result, questions, WHERE_KEYS), "misses": misses}
+    warnings = list(result.summary().get("warnings", ()))
+    if other is not None:
+        side, side_s = other
+        rb = evaluate_chunker(corpus, questions, side, side_s, index=index if retriever_name(side_s) != "dense" else None)
+        data["comparison"] = {"a": f"{chunker.label} — {describe(settings, tokenizer=False)}",
+                              "b": f"{side.label} — {describe(side_s, tokenizer=False)}",
+                              "rows": comparison_rows(compare(result, rb, names=(chunker.label, side.label)))}
+    if grid is not None:
+        args.scheduler, args.jobs = None, 1
+        res, notes, pick = run_matrix_cli(args, corpus, questions, settings, grid)
+        warnings += notes
+        data["matrix"] = {"ruler": ruler_label(args), "rows": res.rows, "recommendation": pick}
+    html_path, md_path = write_report(data, out)
+    payload = {"html": str(html_path), "markdown": str(md_path), "seconds": time.perf_counter() - t0,
+               "questions": len(questions), "misses_explained": [m["id"] for m in misses]}
+    if warnings:
+        payload["warnings"] = warnings
+        if not args.json:
+            warn(warnings)
+    emit(args, payload, lambda: f"wrote {html_path} and {md_path} ({len(questions)} questions, "
+                                f"{len(misses)} misses explained)")
+    return 0
+
+
+def _check_out_file(path: Path) -> None:
+    """A report file, checked before the run: its folder exists and it can be written."""
+    if path.is_dir():
+        raise CLIError(f"--out {path} is a folder: give a file name ending in .html", where="--out")
+    if not path.parent.is_dir():
+        raise CLIError(f"--out: folder {path.parent} does not exist", where="--out")
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise CLIError(f"--out {path} cannot be written", where="--out")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="python -m chunklab", description="Chunk documents and measure the result.")
     p.add_argument("--version", action="version", version=f"chunklab {__version__}")
@@ -342,7 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="another library's splitter instead of --strategy, e.g. "
                         "langchain_text_splitters:RecursiveCharacterTextSplitter (arguments: --splitter-args)")
     s.add_argument("--misses", type=int, default=0, metavar="N",
-                   help="also list N missed questions with their symptom (JSON: key 'misses')")
+                   help="also list N missed questions with their symptom (JSON: key 'misses'); "
+                        "'explain QID' tells one of them in full")
     s.add_argument("--by", action="append", metavar="KEY",
                    help=f"after the table, hit (95%% CI) and mrr per group of questions: KEY one of "
                         f"{', '.join(WHERE_KEYS)} (repeatable; JSON: key 'by')")
@@ -375,6 +448,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also measure another library's splitter (one more row; arguments: --splitter-args)")
     corpus_args(s)
     s.set_defaults(func=cmd_matrix)
+
+    s = sub.add_parser("report", help="write one self-contained HTML report (and its Markdown twin) of a run",
+                       description="Measure a configuration (as eval does; --compare and --grid add a paired "
+                                   "comparison and a matrix) and write one offline HTML page and a .md beside it.")
+    s.add_argument("--out", "-o", required=True, metavar="FILE.html",
+                   help="the HTML page to write; the Markdown twin goes beside it (FILE.md)")
+    s.add_argument("--strategy", "-s", default=None, help="a chunklab strategy (default recursive)")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
+                   help="another library's splitter instead of --strategy (arguments: --splitter-args)")
+    s.add_argument("--compare", metavar="CONFIG", default=None,
+                   help="also compare with this configuration, paired, with verdicts (a side as compare writes it, "
+                        "e.g. fixed:size=512 or recursive@dense)")
+    s.add_argument("--grid", metavar="FILE", default=None,
+                   help="also run this matrix grid (a JSON file, or article002): heatmap, cost and the recommended pick")
+    s.add_argument("--misses", type=int, default=5, metavar="N",
+                   help="explain the N worst misses in the chunk viewer (default 5)")
+    corpus_args(s, compare=True)
+    s.set_defaults(func=cmd_report, argv=None)
+
+    s = sub.add_parser("explain", help="one question explained: evidence, holding chunks and their ranks, what "
+                                       "ranked instead, the symptom with its counterfactual test, the suggested change")
+    s.add_argument("qid", metavar="QID", help="the id of the question (as in the question file)")
+    s.add_argument("--strategy", "-s", default=None, help="a chunklab strategy (default recursive)")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
+                   help="another library's splitter instead of --strategy (arguments: --splitter-args)")
+    s.add_argument("--max-chars", type=int, default=400, metavar="N",
+                   help="characters of each retrieved chunk shown (default 400)")
+    corpus_args(s)
+    s.set_defaults(func=cmd_explain)
 
     add_bench_parser(sub, max_file)
 
@@ -439,6 +543,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         as_json = bool(getattr(args, "json", False))
         try:
             parse_where(getattr(args, "where", None))  # a bad --where fails before anything is read
+            if getattr(args, "func", None) is cmd_report:
+                args.argv = argv
             with runtime_warnings_as_lines(), pdf_limits(args):
                 status = int(args.func(args) or 0)
             sys.stdout.flush()

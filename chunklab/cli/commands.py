@@ -17,6 +17,7 @@ from ..params import loads_json, parse_params
 from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
 from ..tools.audit import audit, format_report
+from ..tools.report_explain import rank_text
 from ..tools.versioning import canonical_config, index_version
 from .configs import (eval_chunker, evaluate_chunker, filter_questions, load_inputs, say_ocr, settings_from_args,
                       side_chunker, where_fields, where_note, WHERE_KEYS)
@@ -272,6 +273,7 @@ def cmd_eval(args) -> int:
     summary = result.summary()
     by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
     layout = Layout(corpus.documents)
+    depth = int(result.ranked.shape[1]) if result.ranked is not None else 0  # how deep the ranking went
     misses = []
     for case in result.bad_cases[: args.misses]:
         q = by_id.get(str(case["question_id"]))
@@ -281,7 +283,8 @@ def cmd_eval(args) -> int:
         if corpus[doc_id].meta.get("spans"):  # a PDF: the pages the evidence is on
             evidence["pages"] = pages_of(corpus[doc_id], start, start + (b - a))
         misses.append({**case, "evidence": evidence, "question": getattr(q, "question", None),
-                       "evidence_text": layout.text(a, b)})
+                       "evidence_text": layout.text(a, b), "rank_text": rank_text(case["container_rank"], depth,
+                                                    int((result.ranked[result.question_ids.index(case["question_id"])] >= 0).sum()))})
     payload = {**summary, **retrieval_fields(settings, summary), **where_fields(args)}
     if args.misses:
         payload["misses"] = misses
@@ -313,8 +316,9 @@ def cmd_eval(args) -> int:
                          f"offsets the library reported, {pl.get('searched', '?')} found by search, "
                          f"{pl.get('damaged', '?')} with a cut character")
         for m in misses:
-            rank = m["container_rank"] if m["container_rank"] is not None else "-"
-            where = "nothing retrieved" if m.get("nothing_retrieved") else f"rank of a holding chunk {rank}"
+            where = ("nothing retrieved" if m.get("nothing_retrieved") else
+                     f"rank of a holding chunk {m['rank_text']}" if m["n_pieces"] and m["symptom"] not in ("cut", "too_small")
+                     else "no chunk holds the evidence whole")
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
         return "\n".join(lines[:2] + _by_text(by) + lines[2:])
