@@ -130,5 +130,5 @@ def test_gate_demo_shows_why_the_gate_needs_the_budget(lab):
 
 def test_file_note_follows_the_repositorys_gate():
     pinned = _gate().load_baseline()["config"]
-    assert "不是第 7 章最后采纳的配置" in ch5_ops.file_note(pinned)
+    assert "不是第 7 章最后采纳的那一个" in ch5_ops.file_note(pinned)
     assert "一致" in ch5_ops.file_note({**ch5_ops.FINAL, "budget": ch5_ops.BUDGET, "k": 5, "metric": "hit"})

@@ -151,8 +151,9 @@ def file_note(config: dict) -> str:
             and config.get("params") == FINAL["params"] and bool(config.get("use_context")) == FINAL["use_context"])
     if same:
         return "钉的正是第 7 章的最终配置，用同预算命中率判定，和下面的演示一致"
-    return ("钉的是" + describe(config) + "，不是第 7 章最后采纳的配置。下面的表会说明 hit@5 这把尺子在门禁里的毛病："
-            "它能拦下明显的退步，却会拦错只是块变短了的改动、漏掉块变长了的退步。"
+    return ("钉的是：" + describe(config) + "。配置不是第 7 章最后采纳的那一个，尺子也不是做决定用的那一把。"
+            "下面的表会说明 hit@5 这把尺子在门禁里的毛病："
+            "它能拦下明显的退步，却会拦下只是块变短、同样字数下没有测出变差的改动，漏掉块变长了的退步。"
             "按本书的尺子，门禁应当钉第 7 章的最终配置、用同预算命中率判定，也就是表里“配对门禁（同预算）”一列的做法")
 
 
