@@ -174,7 +174,7 @@ def test_html_demo_loses_its_heading_tree_when_headings_are_styled():
 def test_routing_rows_account_for_every_document(xiaobei):
     rows = struct.routing_rows(list(xiaobei))
     assert sum(r[2] for r in rows) == len(list(xiaobei))
-    assert ("ocr", "fixed") in {(r[0], r[1]) for r in rows}
+    assert ("类 OCR 文本（几乎无标点、断行）", "fixed") in {(r[0], r[1]) for r in rows}
     assert struct.inner_tables(list(xiaobei))["inner_tables"] > 0
 
 

@@ -174,6 +174,8 @@ def c2_claims(policy: dict[str, Any], prose: dict[str, Any]) -> list:
     rows = [claim_row("C2", "语义切分相对固定 512 的块数（制度）", "少 35%", f"{n['n_sem']} 对 {n['n_fixed']}（{n['rel']:+.0%}）",
                       f"相对变化 {n['rel']:+.2f} 对原文的 {criterion('C2', 'chunks').claimed:+.2f}：块数取决于阈值和 min，"
                       "照搬别人的参数得不到别人的块数，先量自己的块长分布", part="chunks", value=n["rel"])]
+    advice = {"制度": "有标题的制度别用语义切分，按标题切即可",
+              "纪要、通知等无结构文本": "方向对语义切分有利但题太少；要用，先在自己的文档和检索器上配对比较"}
     for label, r, what in (("制度", policy, "只在制度内检索"), ("纪要、通知等无结构文本", prose, "在整个小北里检索")):
         for e, name in ENGINES.items():
             if e in r["tests"]:
@@ -181,6 +183,6 @@ def c2_claims(policy: dict[str, Any], prose: dict[str, Any]) -> list:
                 rows.append(claim_row(
                     "C2", f"hit@5：语义 − 固定 512（{label}，{name}）", "62% → 68%（+6 个百分点）",
                     f"{r['numbers'][e + '_fixed']:.1%} → {r['numbers'][e + '_sem']:.1%}，差 {fmt_diff(t)}",
-                    f"{r['numbers']['n_docs']} 份文档、{r['numbers']['n_q']} 题，{what}；三种检索一起校正。"
-                    "语义切分不是免费的提升：上线前在自己的文档和检索器上配对比较", part="hit", result=t))
+                    f"{r['numbers']['n_docs']} 份文档、{r['numbers']['n_q']} 题，{what}，三种检索一起校正。{advice[label]}",
+                    part="hit", result=t))
     return rows
