@@ -277,14 +277,14 @@ def _reference_decision(diff, lo, hi, margin=0.02):
     return UNDECIDED
 
 
-def _pct(x: float) -> str:
+def _pct_text(x: float) -> str:
     """A signed percentage; an exact 0 printed as 0 (an end touching 0 must read as 0, not +0.0%)."""
     return "0" if x == 0 else f"{x:+.1%}"
 
 
 def _why(diff, lo, hi, margin, want, got) -> str:
     """The reader's mistake on one result, in words."""
-    interval = f"区间 [{_pct(lo)}, {_pct(hi)}]，等效界值 ±{margin:.1%}"
+    interval = f"区间 [{_pct_text(lo)}, {_pct_text(hi)}]，等效界值 ±{margin:.1%}"
     if got not in DECISIONS:
         return f"decision 应返回四个词之一：{'、'.join(DECISIONS)}；你的函数返回了 {got!r}。"
     if want == UNDECIDED and got == EQUIVALENT:
