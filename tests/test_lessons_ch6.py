@@ -123,6 +123,18 @@ def test_by_difficulty_names_where_hybrid_helps():
     out = E.by_difficulty({"results": results}, qs)
     n = out["numbers"]
     assert n["diff_n"] == 8 and n["diff_q_easy"] == 120 and n["diff_q_hard"] == 40
-    assert "容易题｜混合 − 向量（USE）" in n["diff_helps"] and n["diff_hurts"] == "没有一项"
+    assert "容易题：混合 − 向量（USE）" in n["diff_helps"] and n["diff_hurts"] == "没有一项"
     assert all(k.isidentifier() for k in n)
     assert n["diff_easy_k_dense"] == pytest.approx(0.5)
+
+
+def test_curve_steps_names_the_sizes_tied_with_the_peak():
+    rng = np.random.default_rng(1)
+    base = rng.random(400)
+    rate = {64: 0.35, 128: 0.62, 256: 0.61, 512: 0.45, 1024: 0.4, 2048: 0.3}
+    curve = {(name, n): SimpleNamespace(per_question={"hit": (base < rate[n]).astype(float)},
+                                        aggregate={"hit": {"mean": rate[n]}, "retrieved_chars": {"mean": 2560.0}})
+             for name in ("fixed", "recursive") for n in L.CURVE}
+    _, rows, n = L.curve_steps(curve)
+    assert n["peak_rec"] == 128 and n["rec_best"] == "128 或 256"
+    assert n["rec_pinned"] == 1 and "两侧都有量过的一档" in n["peaks_inside"]

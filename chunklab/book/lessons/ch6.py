@@ -297,7 +297,14 @@ def curve_steps(curve) -> tuple[dict[str, dict], list[list[Any]], dict[str, Any]
                             for a, b in STEPS)] for name in ("fixed", "recursive")]
     peak = {name: max(CURVE, key=lambda n: curve[name, n].aggregate["hit"]["mean"]) for name in ("fixed", "recursive")}
     sig = {(name, a): steps[f"{name} {a} − {b}"]["significant"] for name in ("fixed", "recursive") for a, b in STEPS}
+    # the recursive sizes this batch cannot tell from the peak: the peak and its neighbours with no
+    # significant step between them
+    p = CURVE.index(peak["recursive"])
+    tied = [peak["recursive"]] + [CURVE[j] for j in (p - 1, p + 1) if 0 <= j < len(CURVE) and
+                                  not steps.get(f"recursive {min(CURVE[j], CURVE[p])} − {max(CURVE[j], CURVE[p])}",
+                                                {"significant": True})["significant"]]
     numbers = {"peak_fixed": peak["fixed"], "peak_rec": peak["recursive"],
+               "rec_best": " 或 ".join(str(n) for n in sorted(tied)),
                "peaks_inside": "两者都落在延伸后的网格里面，两侧都有量过的一档"
                if all(CURVE[0] < p < CURVE[-1] for p in peak.values()) else "至少一个落在延伸后网格的边上，还得再延伸",
                "curve_chars": chars_range([r.aggregate["retrieved_chars"]["mean"] for r in curve.values()]),

@@ -164,8 +164,9 @@ def by_difficulty(runs, questions, config: str = label("recursive", 512)) -> dic
     fig.tight_layout()
     tests = paired_many(pairs, "holm", metric="hit")
     rows = [[*name.split("｜"), fmt_diff(c).replace("（", "\n（"), verdict(c, expect=+1)] for name, c in tests.items()]
-    helps = [n for n, c in tests.items() if c["significant"] and c["diff"] > 0]
-    hurts = [n for n, c in tests.items() if c["significant"] and c["diff"] < 0]
+    said = {n: n.replace("｜", "、", 1).replace("｜", "：") for n in tests}     # "固定 k、容易题：混合 − BM25"
+    helps = [said[n] for n, c in tests.items() if c["significant"] and c["diff"] > 0]
+    hurts = [said[n] for n, c in tests.items() if c["significant"] and c["diff"] < 0]
     numbers = {"diff_n": len(tests), "diff_helps": "；".join(helps) or "没有一项",
                "diff_hurts": "；".join(hurts) or "没有一项", "diff_nhelps": len(helps), "diff_nhurts": len(hurts),
                "diff_marginal": sum(c["significant_marginal"] for c in tests.values())}
