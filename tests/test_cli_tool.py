@@ -177,3 +177,73 @@ def test_matrix_shows_cost_names_the_ruler_and_recommends_the_simplest(tmp_path,
     assert all(re.search(r"delivered \d+ chars \(\d+ tokens\)", ln) for ln in table)
     assert sum("recommended" in ln for ln in table) == 1 and sum(ln.endswith("best") for ln in table) >= 1
     assert "recommended: fixed(" in out and "Holm-corrected over 5 comparisons" in out
+
+
+# -- compare --json keeps what was compared; eval --save / --baseline: the regression gate ---------------
+
+def test_compare_json_keeps_the_labels_and_the_ruler(tmp_path, capsys):
+    inputs = _labelled(tmp_path)
+    assert main(["compare", "fixed:size=40", "recursive:target=60", *inputs, "--budget", "90", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for m in ("hit", "recall", "mrr", "iou"):
+        assert (data[m]["label_a"], data[m]["label_b"]) == ("fixed:size=40", "recursive:target=60")
+        assert (data[m]["k"], data[m]["budget"], data[m]["budget_unit"]) == (5, 90, "chars")
+    assert main(["compare", "fixed:size=40", "recursive:target=60", *inputs, "--budget", "90"]) == 0
+    assert "budget=90" in capsys.readouterr().out
+
+
+def _many(tmp_path):
+    """Two documents of 12 sentences each and one question per sentence: enough questions for the gate."""
+    root = tmp_path / "many"
+    root.mkdir()
+    words = ["apple", "bridge", "candle", "desert", "engine", "forest", "glacier", "harbor", "island", "jungle",
+             "kettle", "lantern", "meadow", "needle", "orchard", "pepper", "quarry", "river", "saddle", "tunnel",
+             "valley", "window", "yogurt", "zipper"]
+    rows = []
+    for d, part in (("one", words[:12]), ("two", words[12:])):
+        sentences = [f"The {w} sits beside the {w}house number {i}." for i, w in enumerate(part)]
+        (root / f"{d}.md").write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
+        rows += [{"id": f"{d}-{i}", "question": f"Where is the {w}?", "evidence": s, "doc": d}
+                 for i, (w, s) in enumerate(zip(part, sentences))]
+    q = write_jsonl(tmp_path / "many.jsonl", rows)
+    return ["--corpus", str(root), "--questions", str(q), "--tokenizer", "words"]
+
+
+def test_eval_save_then_baseline_is_a_regression_gate(tmp_path, capsys):
+    inputs = _many(tmp_path)
+    run = tmp_path / "run.json"
+    good = ["--strategy", "paragraph", "-p", "target=60", "--k", "1"]
+    assert main(["eval", *inputs, *good, "--save", str(run), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads(run.read_text(encoding="utf-8"))
+    assert saved["per_question"] == printed["per_question"] and len(saved["per_question"]) == 24
+    assert saved["run"]["label"] == "paragraph {'target': 60}" and saved["hit"] == printed["hit"] > 0.9
+    # the same configuration again: nothing changes, the gate passes
+    assert main(["eval", *inputs, *good, "--baseline", str(run), "--json"]) == 0
+    gate = json.loads(capsys.readouterr().out)["baseline"]
+    assert gate["paired"] == 24 and not gate["regressed"] and gate["lost"] == [] == gate["gained"]
+    assert all(r["diff"] == 0 and r["verdict"] == "equivalent" for r in gate["metrics"].values())
+    # one chunk per document: every score is 0, nothing is retrieved: worse beyond the noise, exit 1
+    bad = ["--strategy", "fixed", "-p", "size=2000", "--k", "1"]
+    assert main(["eval", *inputs, *bad, "--baseline", str(run)]) == 1
+    captured = capsys.readouterr()
+    assert "regression gate: FAIL — hit, mrr, recall worse than the baseline" in captured.out
+    assert "ran otherwise: measured \"paragraph {'target': 60}\" -> \"fixed {'size': 2000}\"" in captured.err
+    assert main(["eval", *inputs, *bad, "--baseline", str(run), "--json"]) == 1
+    gate = json.loads(capsys.readouterr().out)["baseline"]
+    assert gate["regressed"] and set(gate["worse"]) == {"hit", "mrr", "recall"} and len(gate["lost"]) >= 12 and gate["metrics"]["hit"]["now"] <= 0.5
+    assert all(r["hi"] < 0 and r["verdict"] == "contradicted" for r in gate["metrics"].values())
+    # a subset of the questions: compared on those both runs answered, and said
+    assert main(["eval", *inputs, *good, "--where", "doc=one", "--baseline", str(run), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["baseline"]["paired"] == 12 and any("compared on the 12 questions" in w for w in data["warnings"])
+
+
+def test_save_and_baseline_errors_are_one_line(tmp_path, capsys):
+    inputs = _labelled(tmp_path)
+    one_line_error(capsys, ["eval", *inputs, "--baseline", str(tmp_path / "none.json")], "--baseline", "file not found")
+    (tmp_path / "other.json").write_text('{"hit": 1}', encoding="utf-8")
+    one_line_error(capsys, ["eval", *inputs, "--baseline", str(tmp_path / "other.json")], "not a run saved by eval --save")
+    (tmp_path / "broken.json").write_text('{"per_question": [', encoding="utf-8")
+    one_line_error(capsys, ["eval", *inputs, "--baseline", str(tmp_path / "broken.json")], "is not valid JSON")
+    one_line_error(capsys, ["eval", *inputs, "--save", str(tmp_path / "no" / "run.json")], "--save", "does not exist")

@@ -16,10 +16,18 @@ read questions as JSONL or
 in the CSV layout of Chroma's chunking benchmark (:mod:`chunklab.datasets.chroma`). A folder
 corpus may hold PDFs: they go through the preprocessing pipeline and their chunks carry their pages.
 
+``report`` writes one offline HTML page and its Markdown twin of a run (:mod:`chunklab.tools.report`;
+why a subcommand: :mod:`chunklab.cli.report`), ``explain QID`` one question's miss in full, and
+``eval --save`` / ``--baseline`` keep a run and gate a later one against it (:mod:`chunklab.cli.runs`).
+``matrix`` prints the cost (characters, with ``--tokens`` also tokens, delivered per question) beside
+the quality column named by its ruler, and recommends the simplest config not distinguishable from
+the best (:mod:`chunklab.evaluation.matrix_pick`).
+
 The package: :mod:`chunklab.cli.output` (printing, errors), :mod:`chunklab.cli.configs` (what is measured: corpus,
 questions, settings, chunker), :mod:`chunklab.cli.engines` (``--retriever``, ``--embedder``),
-:mod:`chunklab.cli.commands` (the subcommands), :mod:`chunklab.cli.benchmarks` (``bench``), and here
-``matrix``, :func:`build_parser` and :func:`main`.
+:mod:`chunklab.cli.commands` (the subcommands), :mod:`chunklab.cli.report` (``explain``, the report's data),
+:mod:`chunklab.cli.runs` (saved runs), :mod:`chunklab.cli.benchmarks` (``bench``), and here
+``matrix``, ``report``, :func:`build_parser` and :func:`main`.
 """
 from __future__ import annotations
 
@@ -405,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_retrieval_args(sp, compare=compare)
         sp.add_argument("--splitter-args", metavar="JSON", default=None,
                         help='keyword arguments of the splitter, a JSON object, e.g. \'{"chunk_size": 500}\'')
-        sp.add_argument("--json", action="store_true")
+        sp.add_argument("--json", action="store_true", help="print one JSON document instead of the text report")
 
     s = sub.add_parser("eval", help="evaluate one strategy (or another library's splitter) on a corpus and its questions")
     s.add_argument("--strategy", "-s", default=None, help="a chunklab strategy (default recursive)")
@@ -416,6 +424,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--misses", type=int, default=0, metavar="N",
                    help="also list N missed questions with their symptom (JSON: key 'misses'); "
                         "'explain QID' tells one of them in full")
+    s.add_argument("--save", metavar="FILE.json", default=None,
+                   help="also write this run (eval --json with per-question outcomes) to FILE.json, to compare a "
+                        "later run against it with --baseline")
+    s.add_argument("--baseline", metavar="FILE.json", default=None,
+                   help="compare this run with one saved by --save, question by question (paired, Holm-corrected "
+                        "over hit, mrr, recall); exit status 1 when a metric is worse beyond the noise")
     s.add_argument("--by", action="append", metavar="KEY",
                    help=f"after the table, hit (95%% CI) and mrr per group of questions: KEY one of "
                         f"{', '.join(WHERE_KEYS)} (repeatable; JSON: key 'by')")

@@ -23,6 +23,7 @@ from .configs import (eval_chunker, evaluate_chunker, filter_questions, load_inp
                       side_chunker, where_fields, where_note, WHERE_KEYS)
 from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name, side_settings, split_side
 from .output import CLIError, cap, emit, warn
+from .runs import against_baseline, baseline_text, check_save, load_run, save_run
 
 __all__ = ["cmd_strategies", "cmd_chunk", "cmd_text", "read_document", "page_ranges", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare"]
 
@@ -268,6 +269,9 @@ def cmd_eval(args) -> int:
             raise CLIError(f"--by must be one of {', '.join(WHERE_KEYS)}, got {key!r}", where="--by")
     settings = settings_from_args(args)
     chunker = eval_chunker(args)
+    base = load_run(args.baseline, cap(args)) if args.baseline else None  # a bad baseline fails before the run
+    if args.save:
+        check_save(args.save)
     corpus, questions = load_inputs(args)
     result = evaluate_chunker(corpus, questions, chunker, settings)
     summary = result.summary()
@@ -296,6 +300,17 @@ def cmd_eval(args) -> int:
                                for i, qid in enumerate(result.question_ids)]
     if chunker.placement is not None:
         payload = {**payload, "placement": chunker.placement}
+    run = {"label": chunker.label, "corpus": corpus.name, "questions_file": args.questions}
+    if args.save:
+        save_run(args.save, payload, run)
+    gate: dict | None = None
+    if base is not None:
+        gate, notes = against_baseline({**payload, "run": run}, base, args.baseline)
+        payload = {**payload, "baseline": gate}
+        if notes:
+            payload["warnings"] = list(payload.get("warnings", ())) + notes
+            if not args.json:
+                warn(notes)
     if not args.json:  # with --json they are the summary's "warnings"
         warn(summary.get("warnings", ()))
 
@@ -321,10 +336,11 @@ def cmd_eval(args) -> int:
                      else "no chunk holds the evidence whole")
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
-        return "\n".join(lines[:2] + _by_text(by) + lines[2:])
+        tail = baseline_text(gate) if gate is not None else []
+        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + tail)
 
     emit(args, payload, text)
-    return 0
+    return 1 if gate is not None and gate["regressed"] else 0
 
 
 def _delivered(result, args) -> list[str]:
@@ -374,7 +390,10 @@ def cmd_compare(args) -> int:
     order = [pos[q] for q in ra.question_ids]
     per_q = {m: {"values_a": [float(x) for x in ra.per_question[m]],
                  "values_b": [float(rb.per_question[m][i]) for i in order]} for m in result}
-    payload = {m: {**r, "tokenizer": tok, **fields, **where_fields(args), **per_q[m],
+    # each metric's entry says what was compared under which ruler (the sides' labels, k, budget)
+    ruler = {"label_a": side_a.label, "label_b": side_b.label, "k": args.k, "budget": args.budget,
+             "budget_unit": args.budget_unit if args.budget else None}
+    payload = {m: {**r, **ruler, "tokenizer": tok, **fields, **where_fields(args), **per_q[m],
                    "question_ids": list(ra.question_ids)}
                for m, r in result.items()}
     warn([f"{label}: {w}" for label, sm in ((args.a, sum_a), (args.b, sum_b)) for w in sm.get("warnings", ())])
