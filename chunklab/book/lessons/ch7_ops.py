@@ -38,7 +38,7 @@ def config_zh(config: dict) -> str:
     defaults = get_strategy(config["strategy"]).get_params()
     params = canonical_config(config)["params"]
     parts = [f"`{config['strategy']}`"] + [f"`{k}={v}`" for k, v in params.items() if defaults.get(k) != v]
-    parts.append("标题路径和转写句进索引（`use_context`）" if config.get("use_context") else "块的 context 不进索引")
+    parts.append("块的 context 进索引（`use_context`）" if config.get("use_context") else "块的 context 不进索引")
     if config.get("transcribe_tables"):
         parts.append("表格转写（`transcribe_tables`）")
     return "，".join(parts)
@@ -278,13 +278,13 @@ def gate_sentence(config: dict, baseline: str | Path) -> str:
     """Whether the regression gate's pinned configuration (its baseline file) is ``config``, in a sentence."""
     path = Path(baseline)
     if not path.exists():
-        return "本书仓库里的回归门禁（第 5 章 5.9 节）不在这份安装里，无从比较。"
+        return "本书仓库里的回归门禁（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）不在这份安装里，无从比较。"
     pinned = json.loads(path.read_text(encoding="utf-8"))["config"]
     gate = {"strategy": pinned["strategy"], "params": pinned.get("params", {}), "use_context": pinned.get("use_context", False)}
     if canonical_config(gate) == canonical_config({**config, "use_context": config.get("use_context", False)}):
-        return "第 5 章 5.9 节的回归门禁钉的就是这份配置。"
-    return (f"第 5 章 5.9 节的回归门禁钉的是另一份配置（{config_zh(gate)}）：门禁只问“同一份配置今天有没有变差”，"
-            "钉哪一份都能用；上线时切分用的应是这里按规则采纳的这一份，门禁也应随之改钉它。")
+        return "本书仓库里的回归门禁（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）钉的就是这份配置。"
+    return (f"本书仓库里的回归门禁文件（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）钉的还是另一份配置"
+            f"（{config_zh(gate)}）：门禁只问“同一份配置今天有没有变差”，钉哪一份都能用；上线时该钉的是这里按规则采纳的这一份。")
 
 
 def audit_argv(config: dict, corpus: str = "xiaobei") -> list[str]:
