@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from chunklab.book.lessons import ch1, ch1_retrieval, ch1_types
+from chunklab.viz.fonts import use_cjk_font
 
 
 @pytest.fixture(scope="module")
 def lab():
+    use_cjk_font()
     return ch1.setup()
 
 
@@ -86,6 +88,8 @@ def test_heading_tree_beats_fixed_512_under_the_budget_for_every_retriever(runs)
     for e in ch1_retrieval.RETRIEVERS:
         res = runs["tests"]["fixed size=512", e, "budget"]
         assert res["significant"] and res["diff"] > 0, e
+    for e in ch1_retrieval.RETRIEVERS:                                         # "取前 5 块时差变小"
+        assert runs["tests"]["fixed size=512", e, "k"]["diff"] < runs["tests"]["fixed size=512", e, "budget"]["diff"], e
     ret = runs["ret_tests"]
     assert not any(ret[key, "dense"]["significant"] for key in ("fix", "md"))     # "区间都含 0"
     assert all(ret[key, "hybrid"]["significant"] and ret[key, "hybrid"]["diff"] > 0 for key in ("fix", "md"))
@@ -117,6 +121,7 @@ def test_diagnosis_proxy_overcounts_dilution(lab, ceilings, runs):
     assert n["diag_under10"] > 0.9
     assert 0 < n["low_rescued"] < n["low_n"]
     assert n["low_hard"] > n["hard_all"]
+    assert n["low_n"] > n["md_miss"] / 2                                        # "多数是排名靠后"
 
 
 def test_routing_beats_best_size_but_not_the_heading_tree(types):

@@ -28,7 +28,7 @@ from ...book.claims import fmt_diff, verdict
 from ...book.tables import table
 from ...datasets import load_corpus
 from ...datasets.questions import load_questions
-from ...evaluation import Layout, bootstrap_ci, evaluate, question_metrics
+from ...evaluation import Layout, bootstrap_ci, evaluate, paired_bootstrap, question_metrics
 from ...evaluation.stats import paired_many
 from ...parsing.text import sentence_spans
 from ...retrieval import CorpusIndex, get_embedder
@@ -174,6 +174,8 @@ def whole_documents(lab: Lab) -> dict[str, Any]:
         numbers[f"wd_{key}_hit"] = k5.aggregate["hit"]["mean"]
         numbers[f"wd_{key}_chars"] = chars
         numbers[f"wd_{key}_hit_b"] = b.aggregate["hit"]["mean"]
+    hit_b = lambda lab_: lab.run(lab_, BUDGET).per_question["hit"]
+    numbers["wd_diff_b"] = fmt_diff(paired_bootstrap(hit_b("whole"), hit_b("markdown"), metric="hit"))
     numbers.update(wd_over=sum(n > limit for n in counts), wd_tokens_mean=float(np.mean(counts)),
                    wd_beyond=beyond, wd_ratio=round(numbers["wd_whole_chars"] / BUDGET))
     tab = table(rows, ["切法（BM25）", "块数", "命中率（hit@5）", "前 5 块每题交付（字）", f"同预算命中率（{BUDGET:,} 字）"])
@@ -413,18 +415,22 @@ def crowding(lab: Lab, sizes=(128, 256, 512)) -> dict[str, Any]:
         mid = (c.start + c.end) // 2
         return [i for s, _, i in starts[c.doc_id] if s <= mid][-1]      # the section the middle falls in
 
-    rows, numbers = [], {}
+    rows, numbers, crowded_q, union_q = [], {}, {}, {}
     for size in sizes:
         lab_ = f"fixed size={size}"
         chunks = lab.chunks(lab_, "fixed", size=size)
         r = lab.run(lab_)
         most = np.array([max(Counter(section(chunks[i]) for i in row[:5] if i >= 0).values(), default=0)
                          for row in np.asarray(r.ranked)])
-        crowded = float(np.mean(most >= 3))
-        union = float(r.per_question["complete_union"][two].mean())
+        crowded_q[size] = (most >= 3).astype(float)
+        union_q[size] = r.per_question["complete_union"][two]
+        crowded, union = float(crowded_q[size].mean()), float(union_q[size].mean())
         rows.append([f"`{lab_}`", f"{crowded:.1%}", f"{union:.1%}"])
         numbers[f"crowd_{size}"] = crowded
         numbers[f"crowd_union_{size}"] = union
     numbers["crowd_two"] = int(two.sum())
+    lo, hi = min(sizes), max(sizes)          # the smallest window against the largest, paired (intervals only)
+    numbers["crowd_d"] = fmt_diff(paired_bootstrap(crowded_q[lo], crowded_q[hi]))
+    numbers["crowd_union_d"] = fmt_diff(paired_bootstrap(union_q[lo], union_q[hi]))
     tab = table(rows, ["切法（BM25，前 5 块）", "前 5 块里有 ≥3 块来自同一节的题", f"多段证据题（{int(two.sum())} 道）：每段都完整取回"])
     return {"numbers": numbers, "table": tab}

@@ -183,7 +183,7 @@ def content_types(lab: Lab) -> dict[str, Any]:
                        + ("块间不重叠" if not md_strategy.overlap else f"重叠 {int(md_strategy.overlap)} 字"),
         "auto_min": int(auto_strategy.min), "auto_overlap": int(auto_strategy.overlap),
         "auto_md_types_sig": sum(1 for r in type_tests.values() if r["significant"]),
-        "auto_md_undecided": "、".join(f"{t}题" for t, _ in und),
+        "auto_md_undecided": "、".join(f"{t}{' ' if t[-1].isascii() else ''}题" for t, _ in und),
         "auto_md_margin": f"{100 * EQUIVALENCE_MARGINS['hit']:.0f}",
         "size_type_dir": sum(1 for t, x in size_type.items() if np.sign(size_type_tests[t]["diff"]) == x),
         "size_type_sig": sum(1 for t, x in size_type.items()
@@ -266,7 +266,7 @@ def specialists(lab: Lab, hits: dict, qtype: np.ndarray) -> dict[str, Any]:
                           h_500=float(matched[m].mean()), h_md=float(hits["markdown"][m].mean()))
     tests = paired_many(pairs, method="holm", metric="hit")
     for name, d in info.items():
-        rows.append([f"`{name}`（{d['qt']}题 {d['n']} 道）", f"{d['own']:.0%}", f"{d['fb']:.0%}",
+        rows.append([f"`{name}`（{_ti(d['qt'])} {d['n']} 道）", f"{d['own']:.0%}", f"{d['fb']:.0%}",
                      f"{d['target']} → {d['len_def']:.0f}", f"{d['h_def']:.1%}", f"{d['len_500']:.0f}", f"{d['h_500']:.1%}",
                      f"{d['len_md']:.0f}", f"{d['h_md']:.1%}"]
                     + ([fmt_diff(tests[name, "size"]), fmt_diff(tests[name, "md"])] if name in TESTED else ["—", "—"]))
@@ -288,6 +288,11 @@ def specialists(lab: Lab, hits: dict, qtype: np.ndarray) -> dict[str, Any]:
     return {"numbers": numbers, "table": tab, "figure": _specialist_figure(info), "tests": tests}
 
 
+def _ti(question_type: str) -> str:
+    """'代码题', 'FAQ 题': a question type named as questions (a space after Latin letters)."""
+    return question_type + (" " if question_type[-1].isascii() else "") + "题"
+
+
 def _specialist_figure(info: dict) -> Figure:
     fig, ax = new_figure((8.6, 3.4))
     names = list(info)
@@ -299,7 +304,7 @@ def _specialist_figure(info: dict) -> Figure:
         ys = [info[n][key] for n in names]
         bars = ax.bar(np.arange(len(names)) + (j - 1) * width, ys, width, color=colour, label=name)
         ax.bar_label(bars, [f"{y:.0%}\n{info[n][lkey]:.0f}字" for y, n in zip(ys, names)], fontsize=7, padding=2)
-    ax.set_xticks(range(len(names)), [f"{n}\n（{info[n]['qt']}题 {info[n]['n']} 道）" for n in names])
+    ax.set_xticks(range(len(names)), [f"{n}\n（{_ti(info[n]['qt'])} {info[n]['n']} 道）" for n in names])
     ax.set_ylim(0, 1.2)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel("同预算命中率")
