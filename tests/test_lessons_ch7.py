@@ -12,6 +12,7 @@ from chunklab.datasets import load_corpus
 from chunklab.datasets.questions import check_questions
 from chunklab.evaluation.stats import EQUIVALENCE_MARGINS
 from chunklab.tools.versioning import build_manifest, chunk_corpus, plan_rechunk
+from chunklab.viz.fonts import use_cjk_font
 
 MARGIN = EQUIVALENCE_MARGINS["hit"]
 
@@ -181,3 +182,15 @@ def test_claim_rows_are_c9_only(run):
     rows = O.claim_rows(it)
     assert [r.cid for r in rows] == ["C9", "C9"]
     assert np.isfinite(rows[0].result["lo"])
+
+
+def test_rule_figure_draws_every_judged_step_with_the_margin_band(run):
+    it, _, _, _ = run
+    use_cjk_font()                              # as the chapter does: no missing-glyph warnings
+    fig = O.rule_figure(it, MARGIN)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(it.decisions) == 6
+    assert labels[-1] == f"{L.OVERLAP0}（更简单）" and sum("更简单" in x for x in labels) == 1
+    band = ax.patches[0].get_x(), ax.patches[0].get_x() + ax.patches[0].get_width()   # the ±margin band
+    assert band == pytest.approx((-100 * MARGIN, 100 * MARGIN))

@@ -25,7 +25,7 @@ from chunklab.evaluation.stats import decide, paired_many
 from chunklab.tools.audit import audit
 from chunklab.tools.versioning import canonical_config, chunk_corpus, rechunk
 
-__all__ = ["config_zh", "path_figure", "path_numbers", "claim_rows", "retrievers", "retriever_figure",
+__all__ = ["config_zh", "rule_figure", "path_figure", "path_numbers", "claim_rows", "retrievers", "retriever_figure",
            "retriever_table", "retriever_numbers",
            "edit_sick_pay", "time_rechunk", "audit_table", "audit_numbers", "gate_sentence", "audit_argv"]
 
@@ -81,6 +81,34 @@ def path_figure(it: Iteration):
 
 #: The regression gate's baseline (chapter 5.9), in the repository beside the package.
 GATE_BASELINE = Path(__file__).resolve().parents[3] / "tests" / "regression_baseline.json"
+
+
+#: Colours of the rule's outcomes in :func:`rule_figure`.
+OUTCOME_COLOUR = {"adopt": "#16a34a", "refuse": "#b91c1c", "need_more_data": "#d97706"}
+
+
+def rule_figure(it: Iteration, margin: float):
+    """Every judged step: its same-budget paired interval against the zero line and the ±margin band,
+    coloured by the rule's outcome, with "simpler" marked; what the rule read, in one picture."""
+    steps = list(it.decisions.items())
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 * len(steps) + 1.4))
+    ax.axvspan(-100 * margin, 100 * margin, color="#e5e7eb", zorder=0, label=f"等效界值 ±{100 * margin:.0f} 个点")
+    ax.axvline(0, color="#555", lw=1)
+    for i, (label, d) in enumerate(steps):
+        p = d["b"]
+        ax.errorbar([100 * p["diff"]], [i], xerr=[[100 * (p["diff"] - p["lo"])], [100 * (p["hi"] - p["diff"])]],
+                    marker="o", capsize=4, color=OUTCOME_COLOUR[d["outcome"]], ls="none")
+    names = [f"{label}{'（更简单）' if d['simpler'] else ''}" for label, d in steps]
+    ax.set_yticks(range(len(steps)), names)
+    ax.invert_yaxis()
+    for outcome, colour in OUTCOME_COLOUR.items():
+        ax.plot([], [], "o", color=colour, label=OUTCOME_ZH[outcome])
+    ax.set_xlabel("候选 − 当时的当前配置，同预算命中率（百分点，做判定的区间）")
+    ax.set_title("采纳规则读的是什么：区间对 0，也对界值")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    return fig
 
 
 def path_numbers(it: Iteration, gate_baseline: str | Path = GATE_BASELINE) -> dict:
