@@ -23,7 +23,8 @@ from ..claims import fmt_diff, verdict
 from .ch4 import corpora, rate, run, sign_test, split_corpus
 
 __all__ = ["function_spans", "function_cuts", "long_function", "parse_failures", "CODE_CONFIGS",
-           "code_retrieval", "code_figure", "call_neighbours", "RETRIEVERS"]
+           "code_retrieval", "code_numbers", "code_figure", "code_table_rows", "prefix_rows", "call_neighbours",
+           "RETRIEVERS"]
 
 #: The four configurations of §4.1: label, strategy for Python files, whether ``context`` is indexed.
 CODE_CONFIGS = [("recursive", ("recursive", {"target": 1500}), False),
@@ -300,4 +301,15 @@ def call_neighbours(doc: Document, docs: list[Document]) -> list[dict[str, Any]]
                 rows.append({"symbol": prefix + n.name, "calls": calls})
 
     visit(tree.body)
+    return rows
+
+
+def prefix_rows(res: dict[str, Any]) -> list[list[str]]:
+    """The prefix comparisons: retriever, corpus, hit without and with the prefix, difference, verdict."""
+    rows = []
+    for (retriever, corpus), r in res["prefix"].items():
+        runs = res["prefix_runs"]
+        rows.append([retriever, "标准库" if corpus == "stdlib" else "小北",
+                     f"{rate(runs[(retriever, corpus, False)]):.1%}", f"{rate(runs[(retriever, corpus, True)]):.1%}",
+                     fmt_diff(r), verdict(r)])
     return rows
