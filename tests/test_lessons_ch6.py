@@ -138,3 +138,10 @@ def test_curve_steps_names_the_sizes_tied_with_the_peak():
     _, rows, n = L.curve_steps(curve)
     assert n["peak_rec"] == 128 and n["rec_best"] == "128 或 256"
     assert n["rec_pinned"] == 1 and "两侧都有量过的一档" in n["peaks_inside"]
+
+
+def test_the_prefix_knob_counts_as_less_simple_although_every_config_is_indexed_with_context(xiaobei):
+    xb, qs = xiaobei
+    picked = L.pick_layer(xb.documents, qs, [{"strategy": "recursive", "target": 256, "prefix": [False, True]}], 2000)
+    assert picked["pick"]["label"].endswith("prefix=False)")
+    assert L.tied_with_pick(picked) == []

@@ -19,6 +19,7 @@ from ... import get_strategy
 from ...base import list_strategies
 from ...evaluation import bootstrap_ci, evaluate, paired_bootstrap
 from ...evaluation.matrix import ARTICLE_002_GRID, expand_grid, run_matrix
+from ...evaluation.matrix_pick import recommend, simplicity
 from ...evaluation.stats import EQUIVALENCE_MARGINS, paired_many
 from ...retrieval import BM25Reference, get_tokenizer
 from ...strategies.linguistic import sentence_spans
@@ -491,10 +492,22 @@ def pick_layer(docs, questions, grid, budget: int) -> dict[str, Any]:
     Returns ``rows`` (matrix rows), ``best`` and ``pick`` (rows), ``group`` (labels), ``tests``
     (label -> best − config, corrected), ``seconds``."""
     res = run_matrix(docs, questions, grid, progress=False, use_context=True, budget=budget)
-    rec = res.recommend("hit")
-    by_label = {r["label"]: r for r in res.rows}
-    return {"rows": res.rows, "best": by_label[rec["best"]], "pick": by_label[rec["pick"]], "group": rec["group"],
+    # Every config is indexed with its context (use_context=True), so that a config with the prefix
+    # knob on is measured with it; "simpler" then reads the prefix knob itself, not use_context,
+    # which is on for all of them here.
+    knobs = [{k: v for k, v in r.items() if k != "use_context"} for r in res.rows]
+    rec = recommend(knobs, res.per_question, res.best("hit")["label"], metric="hit")
+    by_label = {r["label"]: r for r in knobs}
+    return {"rows": knobs, "best": by_label[rec["best"]], "pick": by_label[rec["pick"]], "group": rec["group"],
             "tests": rec["tests"], "seconds": res.seconds}
+
+
+def tied_with_pick(picked: dict[str, Any]) -> list[str]:
+    """Labels of the group that :func:`~chunklab.evaluation.matrix_pick.simplicity` ranks level with
+    the pick on every knob (only the label broke the tie): the rule cannot choose among them."""
+    key = simplicity(picked["pick"])[:-1]
+    return [r["label"] for r in picked["rows"] if r["label"] in picked["group"]
+            and r["label"] != picked["pick"]["label"] and simplicity(r)[:-1] == key]
 
 
 def layer_rows(picked: dict[str, Any]) -> list[list[Any]]:
