@@ -344,6 +344,10 @@ def week3(it: Iteration) -> dict:
         1: f"只有一步被采纳：第三周结束时的配置是“{it.after[3]}”，另一步不进入后面的配置。",
         0: "两步都没有被采纳：第三周结束时的配置仍是第二周的路由。后面几周不为没有测出的收益增加复杂度。",
     }[n]
+    waiting = [x for x in (W3A_LABEL, W3B_LABEL) if it.decisions[x]["outcome"] == "need_more_data"]
+    out["w3_waiting"] = ("" if not waiting else
+                         "、".join(f"“{x}”" for x in waiting) + "是暂不采纳：区间的上端伸出了界值，可能有值得要的收益。"
+                         "要分得出，就得加题（第 5 章 5.5 节的公式可以估要多少道）；本章不加题，按规则保持当前配置往下走。")
     # the table questions alone, both rulers corrected together
     table_q = np.array([q.type == "表格" for q in it.qs])
     rows = paired_many({lens: it.pair(W3B_LABEL, against, lens, mask=table_q) for lens in RULERS}, "holm",
