@@ -170,6 +170,12 @@ def test_matrix_shows_cost_names_the_ruler_and_recommends_the_simplest(tmp_path,
     group = [rows[label] for label in rec["group"]]
     assert rows[rec["pick"]]["overlap"] == min(r["overlap"] for r in group)
     assert rows[rec["pick"]]["size"] == min(r["size"] for r in group if r["overlap"] == rows[rec["pick"]]["overlap"])
+    out = tmp_path / "m.json"
+    assert main(["matrix", *inputs, "--grid", str(grid), "--k", "2", "--out", str(out)]) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["engine"] == "bm25" and written["ruler"]["label"] == "hit@2"
+    assert written["recommendation"]["pick"] == rec["pick"] and written["recommendation"]["group"] == rec["group"]
+    capsys.readouterr()
     assert main(["matrix", *inputs, "--grid", str(grid), "--budget", "120", "--tokens"]) == 0
     out = capsys.readouterr().out
     table = [ln for ln in out.splitlines() if ln.startswith("fixed(")]

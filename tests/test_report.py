@@ -256,3 +256,20 @@ def test_report_renders_offline_in_headless_chromium(corpus, tmp_path, capsys):
             drv.save_screenshot(shot)
     finally:
         quit_chrome(drv)
+
+
+def test_report_of_a_question_with_a_lone_surrogate_is_written(tmp_path, capsys):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "policy.md").write_text(POLICY, encoding="utf-8")
+    (root / "garden.md").write_text(GARDEN, encoding="utf-8")
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "s1", "question": "\\ud800 住宿上限？", "evidence": "一线城市每晚不超过六百元"}\n'
+                 '{"id": "s2", "question": "报销时限？", "evidence": "出差结束后十个工作日内提交报销单"}\n', encoding="utf-8")
+    out = tmp_path / "r.html"
+    # one chunk per document, two documents: every BM25 idf is 0, both questions miss and are shown
+    assert main(["report", "--corpus", str(root), "--questions", str(q), "--out", str(out), "--k", "1",
+                 "--strategy", "fixed", "-p", "size=2000"]) == 0
+    page, md = out.read_text(encoding="utf-8"), out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "<h3>s1: \ufffd 住宿上限？</h3>" in page and "### s1: \ufffd 住宿上限？" in md
+    assert "<h3>s2: 报销时限？</h3>" in page

@@ -243,12 +243,13 @@ def cmd_matrix(args) -> int:
     if warnings:
         payload["warnings"] = warnings
     failed = saved = None
+    extra = {"ruler": payload["ruler"], "recommendation": pick}  # a .json --out says them too
     if out is not None:
         try:
-            (res.to_json if out.suffix == ".json" else res.to_csv)(out)
+            res.to_json(out, extra) if out.suffix == ".json" else res.to_csv(out)
         except OSError as exc:  # checked before the run, but a disk can fill: keep the results
             failed = f"cannot write --out {out} ({exc.strerror or exc})"
-            saved = _save_elsewhere(res.to_json() if out.suffix == ".json" else res.to_csv(), out)
+            saved = _save_elsewhere(res.to_json(None, extra) if out.suffix == ".json" else res.to_csv(), out)
             failed += f"; the results are in {saved} instead" if saved else "; the results are printed below"
             payload.update({"error": failed, "where": str(out), "saved_to": saved})
 
@@ -273,7 +274,7 @@ def cmd_matrix(args) -> int:
         for sk in res.skipped:
             lines.append(f"skipped {sk}")
         if failed and not saved:
-            lines.append(res.to_json() if out is not None and out.suffix == ".json" else res.to_csv())
+            lines.append(res.to_json(None, extra) if out is not None and out.suffix == ".json" else res.to_csv())
         return "\n".join(lines)
 
     if not args.json:

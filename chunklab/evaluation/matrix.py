@@ -201,8 +201,9 @@ class MatrixResult:
             write_atomic(path, text)
         return text
 
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """``{"rows", "skipped", "seconds", "engine", "embedder", "shared"}`` as JSON (NaN written as null)."""
+    def to_json(self, path: str | os.PathLike | None = None, extra: dict[str, Any] | None = None) -> str:
+        """``{"rows", "skipped", "seconds", "engine", "embedder", "shared"}`` as JSON (NaN written as null),
+        and the keys of ``extra`` after them (e.g. the command line's ``ruler`` and ``recommendation``)."""
         def clean(v: Any) -> Any:
             if isinstance(v, float) and not math.isfinite(v):
                 return None
@@ -213,7 +214,8 @@ class MatrixResult:
             return v
 
         text = json.dumps(clean({"rows": self.rows, "skipped": self.skipped, "seconds": self.seconds,
-                                 "engine": self.engine, "embedder": self.embedder, "shared": self.shared}),
+                                 "engine": self.engine, "embedder": self.embedder, "shared": self.shared,
+                                 **(extra or {})}),
                           ensure_ascii=False, indent=1)
         if path is not None:
             write_atomic(path, text)

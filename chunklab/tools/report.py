@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -382,11 +383,15 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def write_report(data: Mapping[str, Any], path: str | Path) -> tuple[Path, Path]:
     """Write the HTML page to ``path`` (``.html``) and the Markdown twin beside it (``.md``); both paths."""
     path = Path(path)
     html_path, md_path = path.with_suffix(".html"), path.with_suffix(".md")
-    html_path.write_text(render_html(data), encoding="utf-8")
-    md_path.write_text(render_markdown(data), encoding="utf-8")
+    # a lone surrogate from a question file (JSON allows "\ud800") is written as U+FFFD, not an error
+    html_path.write_text(_SURROGATE.sub("\ufffd", render_html(data)), encoding="utf-8")
+    md_path.write_text(_SURROGATE.sub("\ufffd", render_markdown(data)), encoding="utf-8")
     return html_path, md_path
 
