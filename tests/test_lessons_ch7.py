@@ -6,6 +6,8 @@ import json
 import numpy as np
 import pytest
 
+import chunklab
+
 from chunklab.book.lessons import ch7 as L
 from chunklab.book.lessons import ch7_ops as O
 from chunklab.datasets import load_corpus
@@ -194,3 +196,11 @@ def test_rule_figure_draws_every_judged_step_with_the_margin_band(run):
     assert labels[-1] == f"{L.OVERLAP0}（更简单）" and sum("更简单" in x for x in labels) == 1
     band = ax.patches[0].get_x(), ax.patches[0].get_x() + ax.patches[0].get_width()   # the ±margin band
     assert band == pytest.approx((-100 * MARGIN, 100 * MARGIN))
+
+
+def test_route_table_counts_every_document_once(xiaobei):
+    xb, _ = xiaobei
+    decisions = {d.id: chunklab.route(d) for d in xb.documents}
+    t = L.route_table(decisions)
+    assert sum(int(r[1]) for r in t.cells) == len(decisions)
+    assert all(r[3].strip("`") in decisions for r in t.cells)

@@ -13,6 +13,7 @@ removes a mechanism (declared with the candidate, before it is measured).
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -29,10 +30,11 @@ from chunklab.hierarchy import ParentChildIndex, ParentRanking
 from chunklab.length import count_tokens
 from chunklab.retrieval import CorpusIndex
 from chunklab.strategies.container import find_tables
+from chunklab.strategies.router import ROUTES, TYPE_NAMES
 from chunklab.tools.versioning import chunk_corpus
 
 __all__ = ["K", "TYPES", "OUTCOME_ZH", "RULERS", "Iteration", "setup_numbers", "question_table", "roles_table",
-           "week1", "week2", "week3", "week4", "apply_rule"]
+           "week1", "route_table", "week2", "week3", "week4", "apply_rule"]
 
 K = 5
 TYPES = ["条款", "表格", "代码", "FAQ", "对话", "散文"]
@@ -288,6 +290,18 @@ def cut_table_row(it: Iteration, doc_id: str = "travel_expense_policy"):
 
 # ------------------------------------------------------------------------------------------
 # Week 2: routing by content type
+# ------------------------------------------------------------------------------------------
+
+def route_table(decisions: dict):
+    """The router's decisions ({document id: RouteDecision}) counted by content type, with the fallback chain."""
+    count = Counter(r.doc_type for r in decisions.values())
+    rows = [[TYPE_NAMES[kind], n, " → ".join(ROUTES[kind]),
+             f"`{next(i for i, r in decisions.items() if r.doc_type == kind)}`"] for kind, n in count.most_common()]
+    return table(rows, ["判定的内容类型", "文档数", "首选切法 → 回退链", "例子"], align="lrll")
+
+
+# ------------------------------------------------------------------------------------------
+# Week 2: the step
 # ------------------------------------------------------------------------------------------
 
 W2_CONFIG = {"strategy": "auto", "params": {"prefix": False}}
