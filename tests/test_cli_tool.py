@@ -253,3 +253,16 @@ def test_save_and_baseline_errors_are_one_line(tmp_path, capsys):
     (tmp_path / "broken.json").write_text('{"per_question": [', encoding="utf-8")
     one_line_error(capsys, ["eval", *inputs, "--baseline", str(tmp_path / "broken.json")], "is not valid JSON")
     one_line_error(capsys, ["eval", *inputs, "--save", str(tmp_path / "no" / "run.json")], "--save", "does not exist")
+
+
+def test_every_option_and_argument_of_every_subcommand_has_help_text():
+    import argparse
+
+    from chunklab.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = {name: [a.option_strings or a.dest for a in sp._actions
+                      if not a.help and not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+               for name, sp in sub.choices.items()}
+    assert set(sub.choices) >= {"eval", "compare", "matrix", "report", "explain", "validate", "text"}
+    assert not {k: v for k, v in missing.items() if v}

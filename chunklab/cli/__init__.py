@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("strategies", help="list strategies, their parameters and ranges")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print one JSON list instead of the table")
     s.set_defaults(func=cmd_strategies)
 
     def where(sp) -> None:
@@ -380,15 +380,15 @@ def build_parser() -> argparse.ArgumentParser:
                              f"more is an error naming the file and page")
 
     s = sub.add_parser("chunk", help="chunk one file and print the chunks")
-    s.add_argument("file")
-    s.add_argument("--strategy", "-s", default="recursive")
-    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("file", help="the file to chunk (.md, .txt, .py, .html, .pdf, ...)")
+    s.add_argument("--strategy", "-s", default="recursive", help="a chunklab strategy (default recursive; see strategies)")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
+    s.add_argument("--json", action="store_true", help="print the chunks as a JSON list (offsets, meta, text)")
     max_file(s)
     s.set_defaults(func=cmd_chunk)
 
     s = sub.add_parser("text", help="print one file's text exactly as chunklab sees it (PDF page marks on lines of their own)")
-    s.add_argument("file")
+    s.add_argument("file", help="the file whose text to print")
     s.add_argument("--json", action="store_true",
                    help='one JSON object: path, doc_id, chars, pages [{"page", "start", "end"}], text')
     max_file(s)
@@ -418,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("eval", help="evaluate one strategy (or another library's splitter) on a corpus and its questions")
     s.add_argument("--strategy", "-s", default=None, help="a chunklab strategy (default recursive)")
-    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE")
+    s.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="strategy parameter (repeatable)")
     s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
                    help="another library's splitter instead of --strategy, e.g. "
                         "langchain_text_splitters:RecursiveCharacterTextSplitter (arguments: --splitter-args)")

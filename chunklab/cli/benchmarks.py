@@ -70,7 +70,7 @@ def add_bench_parser(sub, max_file: Callable[[argparse.ArgumentParser], None]) -
     s = sub.add_parser("bench", help="benchmarks with a reference in the same run; prints JSON",
                        description="Benchmarks, each with a reference in the same run; prints one JSON object. "
                                    "chunk, matrix, widget, semantic, scale (see the README's Benchmarks section).")
-    s.add_argument("name", choices=BENCHMARKS)
+    s.add_argument("name", choices=BENCHMARKS, help=f"the benchmark to run: {', '.join(BENCHMARKS)}")
     s.add_argument("--corpus", "-c", default=None,
                    help="corpus (default: laws for chunk and matrix, laws:民法典 for widget, "
                         f"{SEMANTIC_CORPUS} for semantic)")
