@@ -117,3 +117,10 @@ def test_matched_parents_have_the_sections_length_and_differ_from_1200(lab):
     assert tok(big) > 2 * tok(sections)                                 # ... which the 1200-token parents do not
     pc = ParentChildIndex(docs, parent=Recursive(target=target, length="tokens"), child=Recursive(target=200, length="tokens"))
     assert all(pc.parent_of(j).start <= c.start and c.end <= pc.parent_of(j).end for j, c in enumerate(pc.children))
+
+
+def test_overlap_grows_the_policy_index_far_less_in_a_heading_tree_than_in_fixed_windows(lab):
+    g = ch3.policy_documents(lab)["numbers"]
+    labels = list(ch3.C3_SETTINGS)
+    fixed, tree = g[f"c3_growth_{labels.index('fixed 500：去掉 overlap 50')}"], g[f"c3_growth_{labels.index('标题树：去掉 overlap 50')}"]
+    assert 0.08 < fixed < 0.12 and 0 <= tree < 0.03 and tree < fixed / 4   # the prose: overlap barely acts in the tree

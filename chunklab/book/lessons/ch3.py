@@ -316,7 +316,7 @@ def cost_numbers(series: dict) -> dict:
         "half0_ci": fmt_diff(half["none"]),
         "halfpeak_ci": f"{fmt_diff(half['peak'])}，“一半处更差”的判定：{verdict(half['peak'], expect=-1)}",
         "dup_f_half": fx[0.50]["dup"], "dup_f33": fx[0.33]["dup"],
-        "crowd_f_half": fx[0.50]["crowded"], "crowd_r_half": rc[0.50]["crowded"],
+        "budget_chars": 5 * SIZE, "crowd_f_half": fx[0.50]["crowded"], "crowd_r_half": rc[0.50]["crowded"],
         "tail_fracs": "、".join(f"{f:.0%}" for f in tail),
         "crowd_f_tail": "、".join(str(fx[f]["crowded"]) for f in tail),
         "crowd_r_tail": "、".join(str(rc[f]["crowded"]) for f in tail),
@@ -417,11 +417,22 @@ def policy_documents(lab: Lab) -> dict:
             for d in sorted(policy)]
     old = {d for d, t in by_type.items() if t == "markdown"}
     mask = np.isin(q_doc, sorted(policy))
-    numbers = {"policy_docs": len(policy), "policy_head_docs": len(policy & has_heads), "nq_pol": int(mask.sum()),
+    growth = {label: _growth(split_all(lab.xb_docs, a[0], **a[1]), split_all(lab.xb_docs, b[0], **b[1]), policy)
+              for label, (a, b) in C3_SETTINGS.items()}
+    numbers = {**{f"c3_growth_{i}": g for i, g in enumerate(growth.values())},"policy_docs": len(policy), "policy_head_docs": len(policy & has_heads), "nq_pol": int(mask.sum()),
                "old_subset_nq": int(np.isin(q_doc, sorted(old)).sum()), "pol_not_md": len(policy - old),
                "old_not_policy": "、".join(sorted(old - policy)), "md_chunks": len(md), "md_fallback": len(fallback)}
-    return {"rows": rows, "mask": mask, "numbers": numbers,
+    return {"rows": rows, "mask": mask, "ids": policy, "numbers": numbers,
             "columns": ["文档", "清单中的标题", "meta['type']", "auto 路由判为", "Markdown 标题", "回退块 / 全部块", "问题数"]}
+
+
+def c3_rule() -> dict:
+    """C3's rule as the prose states it before measuring: the register's margin and the verdict words it can give."""
+    margin = criterion("C3", "no loss").margin
+    return {"margin_pp": round(100 * margin), "margin_per": round(1 / margin),
+            **{"vw_" + k.replace("-", "_").replace(" ", "_"): VERDICT_ZH[k]
+               for k in ("non-inferior", "contradicted", "not shown")},
+            "vw_size_out": VERDICT_ZH["supported, size ruled out"].split("，")[-1]}
 
 
 #: C3's comparisons: (label, (strategy, params) without overlap, the same with overlap 50). The first is
@@ -436,13 +447,19 @@ C3_SETTINGS = {
 }
 
 
-def c3_tests(lab: Lab, policy_mask: np.ndarray, runs: dict | None = None) -> dict:
+def _growth(without: list, with_: list, docs: set) -> float:
+    """How much larger the index of ``with_`` is than that of ``without``, over the documents ``docs``."""
+    return (sum(len(c) for c in with_ if c.doc_id in docs) / sum(len(c) for c in without if c.doc_id in docs)) - 1
+
+
+def c3_tests(lab: Lab, policy: dict, runs: dict | None = None) -> dict:
     """C3 on the policy questions, 'A − B' of each setting × retriever, judged by the register's margin.
 
     Two groups, each Holm-corrected: the primary test (:data:`PRACTICAL`, three retrievers) and the
-    contrast (the other three settings, nine comparisons). ``runs`` may carry already evaluated
-    chunkings: {(strategy, sorted params): (chunks, {engine: result})}. ``growth`` is how much larger the
-    index of B is than A's, measured from the chunks' offsets.
+    contrast (the other three settings, nine comparisons), on the questions of ``policy`` (from
+    :func:`policy_documents`). ``runs`` may carry already evaluated chunkings: {(strategy, sorted
+    params): (chunks, {engine: result})}. ``growth`` is how much larger the index of B is than A's on
+    the policy documents, measured from the chunks' offsets.
     """
     runs = dict(runs or {})
 
@@ -457,24 +474,22 @@ def c3_tests(lab: Lab, policy_mask: np.ndarray, runs: dict | None = None) -> dic
     pairs, growth = {}, {}
     for label, (a, b) in C3_SETTINGS.items():
         (ca, ra), (cb, rb) = get(*a), get(*b)
-        growth[label] = sum(len(c) for c in cb) / sum(len(c) for c in ca) - 1
+        growth[label] = _growth(ca, cb, policy["ids"])
         for e in ENGINES:
-            pairs[label, e] = (ra[e], rb[e], policy_mask)
+            pairs[label, e] = (ra[e], rb[e], policy["mask"])
     many = hit_many({k: p for k, p in pairs.items() if k[0] == PRACTICAL})
     many |= hit_many({k: p for k, p in pairs.items() if k[0] != PRACTICAL})
     words = {k: verdict(r, margin=margin) for k, r in many.items()}
     note = {label: f"B 的索引比 A 大 {growth[label]:.1%}" for label in C3_SETTINGS}
     fig = retriever_figure(many, margin=margin, note=note, xlabel="命中率（hit@5）的配对差 A − B（百分点；A 不带 overlap）",
-                           title=f"制度文件的 {int(policy_mask.sum())} 题：不带 overlap（A）相对带 overlap 50（B）")
+                           title=f"制度文件的 {int(policy['mask'].sum())} 题：不带 overlap（A）相对带 overlap 50（B）")
     rows = [(label, e, f"{growth[label]:.1%}", fmt_diff(r), words[label, e]) for (label, e), r in many.items()]
     assert all(many[PRACTICAL, e]["diff"] > 0 for e in ENGINES)   # the prose: every point estimate favours the tree
     shown = [e for e in ENGINES if words[PRACTICAL, e] == VERDICT_ZH["non-inferior"]]
     return {"many": many, "words": words, "growth": growth, "figure": fig, "rows": rows, "runs": runs,
             "columns": ["比较（A 替换 B）", "检索器", "B 的索引比 A 大", "配对差 A − B（决定判定的区间）", "判定（非劣效）"],
-            "numbers": {"margin_pp": round(100 * margin), "margin_per": round(1 / margin),
-                        "c3_shown": "、".join(shown) or "（没有）",
+            "numbers": {"c3_shown": "、".join(shown) or "（没有）",
                         "c3_unshown": "、".join(e for e in ENGINES if e not in shown) or "（没有）",
-                        **{f"c3_growth_{i}": growth[label] for i, label in enumerate(C3_SETTINGS)},
                         **{f"c3_diff_{i}_{k}": fmt_diff(many[label, e]) for i, label in enumerate(C3_SETTINGS)
                            for k, e in zip(("bm25", "dense", "hybrid"), ENGINES)},
                         **{f"c3_words_{i}": agree({e: words[label, e] for e in ENGINES})
