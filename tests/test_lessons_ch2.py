@@ -263,3 +263,14 @@ def test_lost_characters_and_offset_audit():
 
     audit = tools.offset_audit(pairs, [("x", [Document("e", "甲" * 1000)], [(200, 0), (50, 0)])])
     assert [r[3] for r in audit["rows"]] == [1, 1] and audit["wrong_real"] == 1 and audit["total_real"] == 5
+
+
+def test_scorecard_figure_has_one_bar_per_strategy_in_each_panel():
+    import matplotlib.pyplot as plt
+
+    fake = {n: {"cut": 0.01 * i, "fb": 0.02 * i} for i, (n, _) in enumerate(card.SCORECARD)}
+    fig = card.scorecard_figure(fake)
+    assert [len(ax.patches) for ax in fig.axes] == [len(fake), len(fake)]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(fake)
+    assert {t.get_text() for t in fig.legends[0].get_texts()} == {FAMILY_ZH[f] for f in reg.family_tree()}
+    plt.close(fig)

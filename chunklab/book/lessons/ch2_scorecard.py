@@ -7,7 +7,10 @@ import time
 from collections import Counter
 from typing import Any, Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
 
 from ... import strategies  # noqa: F401  (importing it registers every strategy)
 from ...base import chunk, get_strategy
@@ -17,10 +20,11 @@ from ...length import count_tokens
 from ...strategies.container import find_tables, find_turns
 from ...strategies.router import route
 from ..claims import claim_row, fmt_diff
+from ...viz.fonts import use_cjk_font
 from ..labels import FAMILY_ZH
 
 __all__ = ["kept", "container_units", "container_failures", "SCORECARD", "scorecard", "E5Limit",
-           "over_limit", "hidden_questions", "tail_cost", "limit_claims", "code_symbols", "self_describing"]
+           "over_limit", "hidden_questions", "tail_cost", "limit_claims", "code_symbols", "self_describing", "scorecard_figure"]
 
 
 def kept(chunks: Sequence[Chunk], text: str, a: int, b: int, head: int | None = None) -> bool:
@@ -288,3 +292,29 @@ def self_describing(chunks: Sequence[Chunk], symbols: Sequence[tuple[str, int, i
             ok += any(re.search(rf"(def|class) {name}\b", c.embed_text) or f":: {name}" in c.context
                       or f"class {name}" in c.context for name in owners)
     return ok / total
+
+
+def scorecard_figure(card: dict[str, Any], title: str = "小北上的全家福：证据切断与回退"):
+    """Two bar panels over every scorecard strategy (in registry order, coloured by family): the share
+    of evidence spans no chunk holds whole, and the share of chunks from a fallback level."""
+    use_cjk_font()
+    names = list(card)
+    fams = [get_strategy(n).family for n in names]
+    colours = dict(zip(FAMILY_ZH, plt.get_cmap("tab10").colors))
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 0.3 * len(names) + 1.6), sharey=True)
+    for ax, key, label in ((axes[0], "cut", "证据切断（答案片段没有整块落在任何一块里）"),
+                           (axes[1], "fb", "回退（来自回退级的块）")):
+        vals = [100 * float(card[n][key]) for n in names]
+        ax.barh(range(len(names)), vals, color=[colours[f] for f in fams])
+        for i, v in enumerate(vals):
+            ax.text(v, i, f" {v:.1f}%" if key == "cut" else f" {v:.0f}%", va="center", fontsize=7.5)
+        ax.set_xlabel(label, fontsize=8.5)
+        ax.set_xlim(0, max(vals) * 1.3 + 1)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.0f}%"))
+    axes[0].set_yticks(range(len(names)), names, fontsize=8.5)
+    axes[0].invert_yaxis()
+    handles = [Patch(facecolor=colours[f], label=FAMILY_ZH[f]) for f in dict.fromkeys(fams)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
