@@ -273,3 +273,12 @@ def test_report_of_a_question_with_a_lone_surrogate_is_written(tmp_path, capsys)
     page, md = out.read_text(encoding="utf-8"), out.with_suffix(".md").read_text(encoding="utf-8")
     assert "<h3>s1: \ufffd 住宿上限？</h3>" in page and "### s1: \ufffd 住宿上限？" in md
     assert "<h3>s2: 报销时限？</h3>" in page
+
+
+def test_eval_misses_name_what_holds_the_evidence(corpus, capsys):
+    """A cut evidence has no holding chunk to rank: the line says so rather than a rank."""
+    assert main(["eval", *corpus, "--strategy", "fixed", "-p", "size=8", "--k", "1", "--misses", "10"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  miss ")]
+    cut = [ln for ln in lines if "[cut]" in ln or "[too_small]" in ln]
+    assert cut and all("no chunk holds the evidence whole" in ln or "nothing retrieved" in ln for ln in cut)
+    assert not any("rank of a holding chunk" in ln for ln in cut)

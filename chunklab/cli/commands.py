@@ -332,8 +332,9 @@ def cmd_eval(args) -> int:
                          f"{pl.get('damaged', '?')} with a cut character")
         for m in misses:
             where = ("nothing retrieved" if m.get("nothing_retrieved") else
-                     f"rank of a holding chunk {m['rank_text']}" if m["n_pieces"] and m["symptom"] not in ("cut", "too_small")
-                     else "no chunk holds the evidence whole")
+                     "the evidence is in no chunk" if not m["n_pieces"] else
+                     "no chunk holds the evidence whole" if m["symptom"] in ("cut", "too_small") else
+                     f"rank of a holding chunk {m['rank_text']}")
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
         tail = baseline_text(gate) if gate is not None else []
