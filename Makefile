@@ -4,7 +4,9 @@ SHELL := /bin/bash
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3
+# Debian's python3 when there is one (tools/system_deps.sh installs python3-venv for it): every
+# account can run it, which `make room` needs (an interpreter under /root, e.g. pyenv's, is not).
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
@@ -17,13 +19,16 @@ PYTEST_ARGS ?=
 # of its sources (chapters, config, the chunklab package, the asset pins) changes.
 VENV_STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+ROOM_STAMP := $(VENV)/.installed-room
+# Arguments for tools/room/room.py, e.g. `make room ROOM_ARGS="--trainees names.txt --ip 0.0.0.0"`.
+ROOM_ARGS ?=
 BOOK_STAMP := $(HTML)/.built
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard chapters/*.md chapters/*.ipynb) \
 	$(shell find chunklab -name '*.py' -o -name '*.json' -o -name '*.txt' 2>/dev/null) \
 	tools/offline_assets.py tools/offline/package.json tools/offline/package-lock.json \
 	$(shell find data -type f 2>/dev/null) $(VENV_STAMP)
 
-.PHONY: help venv book test test-fast serve lab clean distclean
+.PHONY: help venv book test test-fast serve lab room clean distclean
 
 help:
 	@echo "make book   - create .venv, install everything, execute every chapter, build _build/html/"
@@ -31,6 +36,7 @@ help:
 	@echo "make test-fast - the tests not marked slow (no book build, no chapters, no browser): about a minute"
 	@echo "make serve  - serve _build/html on http://127.0.0.1:$(PORT)/"
 	@echo "make lab    - JupyterLab in .venv (double-click a chapter to open it as a notebook)"
+	@echo "make room   - (root) JupyterHub serving the built book to a room of trainees; ROOM_ARGS=\"--count 8\" (README)"
 	@echo "make clean  - remove _build/ ; make distclean also removes .venv/"
 
 venv: $(VENV_STAMP)
@@ -53,9 +59,20 @@ $(VENV_STAMP): requirements.txt constraints.txt pyproject.toml setup.py chunklab
 	cp tools/jupyterlab/jupyter_server_config.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	touch $@
 
-$(TEST_STAMP): requirements-test.txt $(VENV_STAMP)
+$(TEST_STAMP): requirements-test.txt $(ROOM_STAMP)
 	$(PIP) install --quiet -r requirements-test.txt -c constraints.txt
 	touch $@
+
+# The training room's software: JupyterHub and its idle culler (pip), its proxy (npm, pinned by
+# tools/room/package-lock.json). The room test (tests/test_room.py) needs them too.
+$(ROOM_STAMP): requirements-room.txt tools/room/package.json tools/room/package-lock.json $(VENV_STAMP)
+	$(PIP) install --quiet -r requirements-room.txt -c constraints.txt
+	cd tools/room && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# A training room (README, "A training room"): JupyterHub on this machine, one account per trainee.
+room: $(ROOM_STAMP) $(BOOK_STAMP)
+	$(BIN)/python tools/room/room.py $(ROOM_ARGS)
 
 # Always a full build (--all): every chapter is executed again, so the site never
 # shows results of an older chunklab. -W --keep-going: any warning, cell error or
