@@ -45,6 +45,19 @@ _uid = itertools.count()
 MAX_CHUNKS = 200
 
 
+def strategy_label(strategy) -> str:
+    """A strategy as a reader names it: its registered name and the parameters set away from the defaults.
+
+    >>> strategy_label(get_strategy("auto", prefix=False, overlap=0))
+    'auto（overlap=0, prefix=False）'
+    >>> strategy_label(get_strategy("recursive"))
+    'recursive（默认参数）'
+    """
+    defaults = get_strategy(strategy.name).get_params()
+    changed = [f"{k}={v}" for k, v in strategy.get_params().items() if defaults.get(k) != v]
+    return f"{strategy.name}（{', '.join(changed) if changed else '默认参数'}）"
+
+
 def static_site() -> bool:
     """True while the book's static site is being built (``CHUNKLAB_STATIC_SITE=1``)."""
     return os.environ.get("CHUNKLAB_STATIC_SITE", "") not in ("", "0")
@@ -473,7 +486,7 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
         table = (f"<table style='font-size:13px;border-collapse:collapse'><tr><th>指标</th><th>均值</th>"
                  f"<th>95% 置信区间</th></tr>{rows}</table>")
         st = r.structure
-        head = (f'<div class="cl-stats"><b>{html.escape(repr(s))}</b> · {len(self.questions)} 个问题 · '
+        head = (f'<div class="cl-stats"><b>{html.escape(strategy_label(s))}</b> · {len(self.questions)} 个问题 · '
                 f'{st["chunks"]} 块 · 平均 {st.get("len_mean", 0):.0f} 字 · k={self.k}'
                 f'{" · 带 context" if self.use_context else ""}</div>')
         return head + table + self._cases_html(r, chunks)
