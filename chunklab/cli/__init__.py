@@ -54,12 +54,14 @@ from ..retrieval import CorpusIndex
 from ..tools.audit import EMBEDDING_TOKEN_LIMIT
 from ..tools.report import write_report
 from .benchmarks import add_bench_parser
+from .export import add_export_parser
 from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_text, cmd_validate
 from .commands import by_groups
 from .configs import (TOKENIZER_NAMES, WHERE_KEYS, eval_chunker, evaluate_chunker, load_inputs, parse_config, parse_where,
                       settings_from_args, splitter_chunker, where_fields, where_note)
 from .configs import side_chunker
 from .engines import add_retrieval_args, describe, retrieval_fields, retriever_name, side_settings, split_side
+from .engines import progress_env
 from .report import (cmd_explain, comparison_rows, evaluate_kept, explained_misses, headline, run_facts,
                      symptom_table, versions)
 from .output import (CLIError, Parser, UsageError, cap, emit, fail, pipe_closed, question_error,
@@ -496,6 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_explain)
 
     add_bench_parser(sub, max_file)
+    add_export_parser(sub, max_file)
 
     s = sub.add_parser("validate", help="check that every evidence string is found exactly once (or at its offsets)")
     s.add_argument("--corpus", "-c", help="corpus name (xiaobei, laws, laws:民法典, stdlib) or folder path")
@@ -560,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parse_where(getattr(args, "where", None))  # a bad --where fails before anything is read
             if getattr(args, "func", None) is cmd_report:
                 args.argv = argv
-            with runtime_warnings_as_lines(), pdf_limits(args):
+            with runtime_warnings_as_lines(), pdf_limits(args), progress_env(args):
                 status = int(args.func(args) or 0)
             sys.stdout.flush()
             return status

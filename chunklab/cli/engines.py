@@ -6,6 +6,12 @@ two (``lsa``, ``e5-small``, ``use-multilingual``; default ``e5-small``, see
 :data:`chunklab.retrieval.embedders.EMBEDDERS`). They map to
 :attr:`EvalSettings.engine <chunklab.evaluation.EvalSettings>` and ``EvalSettings.embedder``.
 
+``--embedder`` also takes ``MODULE:ATTR`` (as ``--splitter`` does): any callable ``list[str] ->
+vectors``, an object with ``embed_documents`` (LangChain), ``encode`` (sentence-transformers) or
+``embed`` (fastembed), or a class making one (its keyword arguments in ``--embedder-args`` where
+the subcommand has it); see :func:`embedder_from_spec`. ``--fusion`` and ``--weights`` say how
+``hybrid`` fuses its rankings (see :func:`fusion_options`).
+
 A side of ``compare`` may carry its own retriever after ``@``: ``CONFIG@RETRIEVER[:EMBEDDER]``
 (``recursive:target=512@dense``, ``recursive@hybrid:lsa``); a side without one uses
 ``--retriever`` / ``--embedder``. :func:`split_side` reads the suffix.
@@ -18,16 +24,23 @@ A side of ``compare`` may carry its own retriever after ``@``: ``CONFIG@RETRIEVE
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import importlib
+import inspect
+import os
 import re
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
+
+import numpy as np
 
 from ..evaluation import EvalSettings
-from ..retrieval.embedders import DEFAULT_EMBEDDER, EMBEDDERS, E5Embedder, USEEmbedder
+from ..retrieval.embedders import DEFAULT_EMBEDDER, EMBEDDERS, E5Embedder, USEEmbedder, get_embedder
 from .output import CLIError
 
 __all__ = ["RETRIEVER_NAMES", "NEEDS_EMBEDDER", "add_retrieval_args", "embedder_arg", "retrieval_options",
-           "retriever_name", "split_side", "side_settings", "describe", "retrieval_fields"]
+           "retriever_name", "split_side", "side_settings", "describe", "retrieval_fields", "embedder_from_spec",
+           "MethodEmbedder", "progress_env"]
 
 #: The retrievers ``--retriever`` accepts.
 RETRIEVER_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid")
@@ -45,10 +58,73 @@ def _unknown(what: str, value: str, names: tuple[str, ...]) -> str:
 
 
 def embedder_arg(value: str) -> str:
-    """argparse type of ``--embedder``: a known name, else a one-line error listing the names."""
-    if value not in EMBEDDERS:
-        raise argparse.ArgumentTypeError(_unknown("embedder", value, EMBEDDERS))
+    """argparse type of ``--embedder``: a known name or ``MODULE:ATTR``, else a one-line error listing the names."""
+    if value not in EMBEDDERS and ":" not in value:
+        raise argparse.ArgumentTypeError(_unknown("embedder", value, EMBEDDERS) + ", or MODULE:ATTR")
     return value
+
+
+class MethodEmbedder:
+    """``list[str] -> 2-D array`` from one method of a user's object (``embed_documents``, ``embed``),
+    picklable (a worker process can receive it) when the object is."""
+
+    def __init__(self, obj: Any, method: str) -> None:
+        self.obj, self.method = obj, method
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        return np.asarray([np.asarray(v, dtype=float) for v in getattr(self.obj, self.method)(list(texts))])
+
+
+def embedder_from_spec(spec: str, args: Mapping[str, Any] | None = None, where: str = "--embedder") -> Any:
+    """The embedder named ``MODULE:ATTR`` (``--embedder``), as a chunklab embedder named ``spec``.
+
+    ``ATTR`` (dotted for a class attribute) is a callable ``list[str] -> vectors``, an object with
+    ``embed_documents`` (LangChain's ``Embeddings``), ``encode`` (a sentence-transformers model) or
+    ``embed`` (fastembed), or a class (or factory) that makes one, called with ``args``. Every
+    failure is a one-line :class:`~chunklab.cli.output.CLIError` naming ``where`` and the spec.
+    Vectors of a user's model are not kept in the disk cache (its arguments may change).
+
+    >>> emb = embedder_from_spec("builtins:len")  # callable, though not an embedder: it fails when called
+    >>> emb.name
+    'builtins:len'
+    >>> embedder_from_spec("textwrap:nothere")
+    Traceback (most recent call last):
+    ...
+    chunklab.cli.output.CLIError: --embedder textwrap:nothere: module 'textwrap' has no attribute 'nothere'
+    """
+    module, _, attr = spec.partition(":")
+    module, attr = module.strip(), attr.strip()
+    head = f"{where} {spec}"
+    if not module or not attr:
+        raise CLIError(f"{head}: an embedder is a name ({', '.join(EMBEDDERS)}) or MODULE:ATTR, e.g. "
+                       f"sentence_transformers:SentenceTransformer with its arguments", where=where)
+    try:
+        obj: Any = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise CLIError(f"{head}: no module named {exc.name or module!r} "
+                       f"(pip install {(exc.name or module).split('.')[0].replace('_', '-')})", where=where) from None
+    except Exception as exc:  # the module raised while importing
+        raise CLIError(f"{head}: cannot import {module!r}: {type(exc).__name__}: {exc}", where=where) from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            close = difflib.get_close_matches(part, [n for n in dir(obj) if not n.startswith("_")], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise CLIError(f"{head}: module {module!r} has no attribute {part!r}{hint}", where=where)
+        obj = getattr(obj, part)
+    args = dict(args or {})
+    factory = inspect.isclass(obj) or (inspect.ismethod(obj) and inspect.isclass(obj.__self__))
+    if factory or args:
+        try:
+            obj = obj(**args)
+        except Exception as exc:
+            raise CLIError(f"{head}: cannot be made with {args!r}: {type(exc).__name__}: {exc}", where=where) from None
+    for method in ("embed_documents", "embed"):
+        if callable(getattr(obj, method, None)) and not callable(getattr(obj, "encode", None)):
+            return get_embedder(MethodEmbedder(obj, method), name=spec, cache=False)
+    if callable(obj) or callable(getattr(obj, "encode", None)):
+        return get_embedder(obj, name=spec, cache=False)
+    raise CLIError(f"{head}: a {type(obj).__name__} is not an embedder: give a callable list[str] -> vectors, or an "
+                   f"object with embed_documents, encode or embed", where=where)
 
 
 def add_retrieval_args(sp: argparse.ArgumentParser, compare: bool = False) -> None:
@@ -58,10 +134,33 @@ def add_retrieval_args(sp: argparse.ArgumentParser, compare: bool = False) -> No
     sp.add_argument("--retriever", choices=RETRIEVER_NAMES, default=None,
                     help="how chunks are ranked: bm25 (default; BM25 under --tokenizer), dense (cosine similarity "
                          "of --embedder vectors) or hybrid (both, fused by reciprocal rank fusion)" + side)
-    sp.add_argument("--embedder", type=embedder_arg, default=None, metavar="NAME",
+    sp.add_argument("--embedder", type=embedder_arg, default=None, metavar="NAME|MODULE:ATTR",
                     help=f"embedder of dense and hybrid retrieval: {', '.join(EMBEDDERS)} (default "
-                         f"{DEFAULT_EMBEDDER}; lsa is lexical and fast, the others are neural models that "
-                         f"ship in their wheels and run offline)")
+                         f"{DEFAULT_EMBEDDER}; lsa is lexical character n-grams made for Chinese text, poor on "
+                         f"English; the others are neural models that ship in their wheels and run offline), or "
+                         f"MODULE:ATTR: a callable list[str] -> vectors, or an object with "
+                         f"embed_documents/encode/embed, or a class making one")
+    sp.add_argument("--progress", action="store_true",
+                    help="show the embedding progress bar on stderr even when stderr is not a terminal")
+
+
+@contextlib.contextmanager
+def progress_env(args) -> Iterator[None]:
+    """With ``--progress``: ``$CHUNKLAB_PROGRESS=1`` while the command runs, so the embedders draw
+    their bar on stderr even when it is not a terminal (see
+    :func:`~chunklab.retrieval.embedder_base.progress_enabled`); put back after."""
+    if not getattr(args, "progress", False):
+        yield
+        return
+    before = os.environ.get("CHUNKLAB_PROGRESS")
+    os.environ["CHUNKLAB_PROGRESS"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CHUNKLAB_PROGRESS", None)
+        else:
+            os.environ["CHUNKLAB_PROGRESS"] = before
 
 
 def retriever_name(settings: EvalSettings) -> str:
@@ -74,7 +173,19 @@ def retrieval_options(retriever: str | None, embedder: str | None, base: EvalSet
     if retriever in (None, "bm25"):
         # bm25 keeps the engine's older name "fast" (the default), so summaries read as before
         return {"embedder": None} if base.engine in ("bm25", "fast") else {"engine": "bm25", "embedder": None}
+    if embedder is not None and ":" in embedder:  # MODULE:ATTR, made once
+        return {"engine": retriever, "embedder": _user_embedder(embedder)}
     return {"engine": retriever, "embedder": embedder or DEFAULT_EMBEDDER}
+
+
+_MADE: dict[str, Any] = {}
+
+
+def _user_embedder(spec: str) -> Any:
+    """:func:`embedder_from_spec` once per spec in a process (both sides of compare share it)."""
+    if spec not in _MADE:
+        _MADE[spec] = embedder_from_spec(spec)
+    return _MADE[spec]
 
 
 def split_side(spec: str) -> tuple[str, tuple[str, str | None] | None]:
