@@ -97,10 +97,14 @@ def test_heading_tree_beats_fixed_512_under_the_budget_for_every_retriever(runs)
 
 def test_hybrid_helps_on_hard_questions_only(lab, runs):
     d = ch1_retrieval.by_difficulty(lab, runs["runs"])
+    assert d["numbers"]["dif_m"] == 8                                      # e5 and hybrid against BM25, Holm together
     for key in ("fix", "md"):
-        hard, easy = d["tests"][key, "hard"], d["tests"][key, "easy"]
+        hard, easy = d["tests"][key, "hard", "hybrid"], d["tests"][key, "easy", "hybrid"]
         assert hard["significant"] and hard["diff"] > 0
         assert not easy["significant"]
+        dense_hard, dense_easy = d["tests"][key, "hard", "dense"], d["tests"][key, "easy", "dense"]
+        assert dense_hard["diff"] > 0 and not dense_hard["significant"]   # "点估计也高于 BM25，但区间含 0"
+        assert dense_easy["significant"] and dense_easy["diff"] < 0       # "区间整个在 0 的左边"
         n = d["numbers"]
         assert n[f"dif_{key}_easy_dense"] < min(n[f"dif_{key}_easy_bm25"], n[f"dif_{key}_easy_hybrid"])
         assert n[f"dif_lost_{key}"] > 0 and n[f"dif_gained_{key}"] > n[f"dif_lost_{key}"]
@@ -135,7 +139,9 @@ def test_routing_beats_best_size_but_not_the_heading_tree(types):
 def test_specialists_lose_on_their_own_type_by_size_and_fallback(lab, types):
     s = ch1_types.specialists(lab, types["hits"], types["qtype"])
     n = s["numbers"]
+    assert n["spec_m"] == 6
     for name in ch1_types.TESTED:
+        assert n[f"spec_{name}_def_md_down"] == 1, name                 # "默认设置减标题树 ... 区间都在 0 的左边"
         assert n[f"spec_{name}_size_up"] == 1, name                     # a smaller target helps, decided
         assert n[f"spec_{name}_md_sig"] == 0, name                      # the rest: not distinguishable
         gap_before = n[f"spec_{name}_h_md"] - n[f"spec_{name}_h_def"]

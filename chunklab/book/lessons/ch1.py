@@ -289,8 +289,10 @@ def _ceiling_readings(lab: Lab, rows: list, by: dict) -> dict[str, Any]:
 def ceiling_figure(rows: list) -> Figure:
     """Left: fixed windows against their mean length. Right: the other chunkings, one row each.
 
-    The right panel names each chunking on its own row (no marker shapes to decode, no labels
-    that can overlap) and repeats fixed 512 as the reference.
+    The right panel names each chunking on its own row (no labels that can overlap) and repeats
+    fixed 512 as the reference; its three measures sit a little apart on each row, each with its
+    95% interval, so markers with close values do not hide one another. The left panel shades the
+    same intervals.
     """
     fixed = [r for r in rows if r["name"] == "fixed"]
     other = [r for r in rows if r["name"] != "fixed" or r["label"] == "fixed size=512"]
@@ -298,9 +300,12 @@ def ceiling_figure(rows: list) -> Figure:
     xs = [r["len_mean"] for r in fixed]
     series = [("ceiling", "证据完整上限（不经检索）", GREEN, "o-"), ("cs_k", "证据完整率@5（取前 5 块）", BLUE, "s--"),
               ("cs_b", f"证据完整率（{BUDGET:,} 字预算）", RED, "^-")]
+    ci = lambda r, key: r["ceiling_ci"] if key == "ceiling" else r[key]
     for key, name, colour, style in series:
-        ys = [r[key] if key == "ceiling" else r[key]["mean"] for r in fixed]
+        ys = [ci(r, key)["mean"] for r in fixed]
         left.plot(xs, ys, style, color=colour, label=name)
+        left.fill_between(xs, [ci(r, key)["lo"] for r in fixed], [ci(r, key)["hi"] for r in fixed], color=colour,
+                          alpha=0.12, lw=0)
     for r in fixed:
         left.annotate(f"{r['label'].split('=')[1]} 字", (r["len_mean"], r["ceiling"]), textcoords="offset points",
                       xytext=(0, 7), ha="center", fontsize=8, color="#166534")
@@ -314,14 +319,16 @@ def ceiling_figure(rows: list) -> Figure:
     left.set_title("固定长度切分：随块长变化", fontsize=11)
     left.grid(alpha=0.3)
     for y, r in enumerate(other):
-        for key, _, colour, style in series:
-            a = r[key] if key == "ceiling" else r[key]["mean"]
-            right.plot([a], [y], style[0], color=colour, ms=7, mec="black", mew=0.5)
+        for (key, _, colour, style), dy in zip(series, (-0.22, 0, 0.22)):
+            a = ci(r, key)
+            right.errorbar([a["mean"]], [y + dy], xerr=[[a["mean"] - a["lo"]], [a["hi"] - a["mean"]]], fmt=style[0],
+                           color=colour, ms=6, mec="black", mew=0.5, capsize=2, lw=1.2)
     right.set_yticks(range(len(other)), [f"{r['label']}（{r['len_mean']:.0f} 字）" for r in other], fontsize=9)
     right.invert_yaxis()
-    right.set_xlim(0.35, 1.04)
+    low = min(ci(r, key)["lo"] for r in other for key, *_ in series)
+    right.set_xlim(np.floor(low * 20 - 1) / 20, 1.03)       # zoomed to the rows' values: close markers stay apart
     right.set_xlabel("题目占比")
-    right.set_title("其余切法（括号里是平均块长）", fontsize=11)
+    right.set_title("其余切法（括号里是平均块长；横线是 95% 区间）", fontsize=11)
     right.grid(axis="x", alpha=0.3)
     handles, names = left.get_legend_handles_labels()
     fig.legend(handles, names, loc="lower center", ncol=3, fontsize=9, frameon=False)

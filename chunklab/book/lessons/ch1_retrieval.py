@@ -193,15 +193,17 @@ def difference_figure(tests: dict, keys: list, names: dict, title: str) -> Figur
 
 
 def by_difficulty(lab: Lab, runs: dict) -> dict[str, Any]:
-    """Hit@5 by question difficulty (easy / hard) for the three retrievers, and hybrid − BM25 per difficulty.
+    """Hit@5 by question difficulty (easy / hard) for the three retrievers; e5 − BM25 and hybrid − BM25 per difficulty.
 
-    The four hybrid-against-BM25 differences (two chunkings × two difficulties) are Holm-corrected together.
+    The eight differences (two chunkings × two difficulties × two retrievers against BM25) are
+    Holm-corrected together: the prose reads both the hybrid's and e5 alone's against BM25.
     """
     diff = np.array([q.difficulty for q in lab.questions])
     levels = [d for d in DIFFICULTY_ZH if (diff == d).any()]
     hit = lambda lab_, e: runs[lab_, e, "k"].per_question["hit"]
-    tests = paired_many({(key, d): (hit(lab_, "hybrid")[diff == d], hit(lab_, "bm25")[diff == d])
-                         for lab_, key in (("fixed size=512", "fix"), ("markdown", "md")) for d in levels},
+    chunkings = (("fixed size=512", "fix", "固定 512 字"), ("markdown", "md", "标题树"))
+    tests = paired_many({(key, d, e): (hit(lab_, e)[diff == d], hit(lab_, "bm25")[diff == d])
+                         for lab_, key, _ in chunkings for d in levels for e in ("dense", "hybrid")},
                         method="holm", metric="hit")
     fig, axes = new_figure((8.4, 3.3), 1, 2, sharey=True)
     width = 0.26
@@ -220,19 +222,23 @@ def by_difficulty(lab: Lab, runs: dict) -> dict[str, Any]:
     fig.suptitle("小北：按题目难度分开看三种检索器（取前 5 块）", fontsize=12)
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
     rows, numbers = [], {}
-    for (key, d), res in tests.items():
-        lab_ = "fixed size=512" if key == "fix" else "markdown"
-        rows.append(["固定 512 字" if key == "fix" else "标题树", DIFFICULTY_ZH[d], f"{hit(lab_, 'bm25')[diff == d].mean():.1%}",
-                     f"{hit(lab_, 'hybrid')[diff == d].mean():.1%}", fmt_diff(res), verdict(res)])
-        numbers[f"dif_{key}_{d}"] = fmt_diff(res)
-        numbers[f"dif_{key}_{d}_up"] = int(res["significant"] and res["diff"] > 0)
-        for e in RETRIEVERS:
-            numbers[f"dif_{key}_{d}_{e}"] = float(hit(lab_, e)[diff == d].mean())
-    tab = table(rows, ["切法", "难度", "BM25", "混合", "混合 − BM25 [区间]", "判定"], folded="展开数据表")
-    lost = {key: int(((hit(l, "bm25") == 1) & (hit(l, "hybrid") == 0)).sum())
-            for l, key in (("fixed size=512", "fix"), ("markdown", "md"))}
-    gained = {key: int(((hit(l, "bm25") == 0) & (hit(l, "hybrid") == 1)).sum())
-              for l, key in (("fixed size=512", "fix"), ("markdown", "md"))}
+    for (key, d, e), res in tests.items():
+        lab_, name = next((l, n) for l, k, n in chunkings if k == key)
+        rows.append([name, DIFFICULTY_ZH[d], f"{RETRIEVERS[e]} − BM25",
+                     f"{hit(lab_, 'bm25')[diff == d].mean():.1%} → {hit(lab_, e)[diff == d].mean():.1%}",
+                     fmt_diff(res), verdict(res)])
+        # hybrid − BM25 keeps its old name (dif_fix_hard); e5 − BM25 is difd_fix_hard
+        stem = f"dif_{key}_{d}" if e == "hybrid" else f"difd_{key}_{d}"
+        numbers[stem] = fmt_diff(res)
+        numbers[f"{stem}_v"] = verdict(res)
+        numbers[f"{stem}_up"] = int(res["significant"] and res["diff"] > 0)
+    for lab_, key, _ in chunkings:
+        for d in levels:
+            for e in RETRIEVERS:
+                numbers[f"dif_{key}_{d}_{e}"] = float(hit(lab_, e)[diff == d].mean())
+    tab = table(rows, ["切法", "难度", "比较", "命中率（BM25 → 对方）", "差 [区间]", "判定"], folded="展开数据表")
+    lost = {key: int(((hit(l, "bm25") == 1) & (hit(l, "hybrid") == 0)).sum()) for l, key, _ in chunkings}
+    gained = {key: int(((hit(l, "bm25") == 0) & (hit(l, "hybrid") == 1)).sum()) for l, key, _ in chunkings}
     for key in lost:
         numbers[f"dif_lost_{key}"], numbers[f"dif_gained_{key}"] = lost[key], gained[key]
     numbers["dif_m"] = len(tests)

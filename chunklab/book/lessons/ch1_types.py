@@ -171,6 +171,7 @@ def content_types(lab: Lab) -> dict[str, Any]:
     und = [(t, r) for t, r in type_tests.items() if verdict(r) == "未能区分"]
     numbers: dict[str, Any] = {
         "n_types": len(types), "n_configs": len(TYPE_CONFIGS),
+        "type_n_min": min(n_type.values()), "type_n_max": max(n_type.values()),
         "n_win_strategies": len(set(win_strategy.values())), "n_win_sizes": len(set(win_size.values())),
         "win_size_min": min(win_size.values()), "win_size_max": max(win_size.values()),
         "size_lo": s_lo, "size_hi": s_hi,
@@ -238,8 +239,9 @@ def specialists(lab: Lab, hits: dict, qtype: np.ndarray) -> dict[str, Any]:
     same-budget hit at its default target, at :data:`MATCHED_TARGET` (the heading tree's default),
     and the heading tree's; the share of those questions whose evidence sits in a document the
     router gives that strategy's type; the mean chunk length and fallback share on the documents
-    holding the evidence. Two paired differences for each strategy of :data:`TESTED` (four in all,
-    Holm): matched target − default, and matched target − heading tree; the others are described only.
+    holding the evidence. Three paired differences for each strategy of :data:`TESTED` (six in all,
+    Holm): default − heading tree (the loss itself), matched target − default, and matched target −
+    heading tree; the others are described only.
     """
     doc_type = {d.id: route(d).doc_type for d in lab.docs}
     rows, pairs, info = [], {}, {}
@@ -259,6 +261,7 @@ def specialists(lab: Lab, hits: dict, qtype: np.ndarray) -> dict[str, Any]:
         len_500, _ = on_ev(lab.chunks(lab_))
         len_md, _ = on_ev(lab.chunks("markdown"))
         if name in TESTED:
+            pairs[name, "def_md"] = (hits[name][m], hits["markdown"][m])
             pairs[name, "size"] = (matched[m], hits[name][m])
             pairs[name, "md"] = (matched[m], hits["markdown"][m])
         info[name] = dict(qt=qt, n=int(m.sum()), own=own, target=int(get_strategy(name).target), fb=fb_def,
@@ -269,19 +272,23 @@ def specialists(lab: Lab, hits: dict, qtype: np.ndarray) -> dict[str, Any]:
         rows.append([f"`{name}`（{_ti(d['qt'])} {d['n']} 道）", f"{d['own']:.0%}", f"{d['fb']:.0%}",
                      f"{d['target']} → {d['len_def']:.0f}", f"{d['h_def']:.1%}", f"{d['len_500']:.0f}", f"{d['h_500']:.1%}",
                      f"{d['len_md']:.0f}", f"{d['h_md']:.1%}"]
-                    + ([fmt_diff(tests[name, "size"]), fmt_diff(tests[name, "md"])] if name in TESTED else ["—", "—"]))
+                    + ([fmt_diff(tests[name, k]) for k in ("def_md", "size", "md")] if name in TESTED else ["—"] * 3))
     tab = table(rows, ["策略（对口题）", "证据在对口类型文档里", "证据所在文档的块里回退的", "默认 target → 平均块长",
                        "默认的命中率", f"target={MATCHED_TARGET} 平均块长", "其命中率", "标题树平均块长", "标题树命中率",
-                       f"target={MATCHED_TARGET} − 默认", f"target={MATCHED_TARGET} − 标题树"], folded="展开数据表")
+                       "默认 − 标题树", f"target={MATCHED_TARGET} − 默认", f"target={MATCHED_TARGET} − 标题树"], folded="展开数据表")
     numbers: dict[str, Any] = {"spec_m": len(tests), "matched_target": MATCHED_TARGET}
     for name, d in info.items():
         for k in ("own", "fb", "len_def", "len_500", "len_md", "h_def", "h_500", "h_md", "target", "n"):
             numbers[f"spec_{name}_{k}"] = d[k]
     for name in TESTED:
+        numbers[f"spec_{name}_def_md"] = fmt_diff(tests[name, "def_md"])
+        numbers[f"spec_{name}_def_md_v"] = verdict(tests[name, "def_md"])
+        numbers[f"spec_{name}_def_md_down"] = int(tests[name, "def_md"]["significant"] and tests[name, "def_md"]["diff"] < 0)
         numbers[f"spec_{name}_size"] = fmt_diff(tests[name, "size"])
         numbers[f"spec_{name}_md"] = fmt_diff(tests[name, "md"])
         numbers[f"spec_{name}_size_up"] = int(tests[name, "size"]["significant"] and tests[name, "size"]["diff"] > 0)
         numbers[f"spec_{name}_md_sig"] = int(tests[name, "md"]["significant"])
+    numbers["spec_def_md_down"] = sum(numbers[f"spec_{n}_def_md_down"] for n in TESTED)
     numbers["spec_size_up"] = sum(numbers[f"spec_{n}_size_up"] for n in TESTED)
     numbers["spec_md_sig"] = sum(numbers[f"spec_{n}_md_sig"] for n in TESTED)
     numbers["spec_md_below"] = sum(1 for n in SPECIALISTS if info[n]["h_500"] < info[n]["h_md"])
