@@ -142,12 +142,14 @@ def agree(words: dict) -> str:
     return f"三种检索器都是“{v[0]}”" if len(set(v)) == 1 else "；".join(f"{n}：{w}" for n, w in words.items())
 
 
-def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | None = None, note: dict | None = None):
+def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | None = None, note: dict | None = None,
+                     claimed: float | None = None):
     """Grouped horizontal bars: one group per row label, one bar per retriever, with the deciding interval.
 
     ``rows`` maps ``(label, engine)`` to a paired result (``diff``, ``lo``, ``hi``, ``significant``).
     A bar whose interval excludes 0 is solid; one that includes 0 is hatched. ``margin`` draws the
-    non-inferiority bound at ``-margin``; ``note`` adds a grey line under a row label.
+    non-inferiority bound at ``-margin``, ``claimed`` the article's difference; ``note`` adds a grey
+    line under a row label.
     """
     use_cjk_font()
     labels = list(dict.fromkeys(label for label, _ in rows))
@@ -168,6 +170,8 @@ def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | Non
     ax.axvline(0, color="black", lw=0.8)
     if margin is not None:
         ax.axvline(-100 * margin, color="#dc2626", ls="--", lw=1, label=f"非劣效界值 −{100 * margin:.0f} 个百分点")
+    if claimed is not None:
+        ax.axvline(100 * claimed, color="#64748b", ls=":", lw=1.5, label=f"原文的幅度 {100 * claimed:+.0f} 个百分点")
     ax.set_yticks(range(len(labels)), [f"{lab}\n{note[lab]}" if note and lab in note else lab for lab in labels])
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)

@@ -202,7 +202,8 @@ def parent_child_top5(u: Units) -> dict:
             for e in ENGINES for n, x in scores[e].items()]
     fig = retriever_figure({("父子块 − 单层 512 token", e): up[e] for e in ENGINES},
                            xlabel="命中率（hit@5）的配对差（百分点）",
-                           title="不限预算、前 5 个子块换成父块：相对单层块（三个比较一起 Holm 校正）")
+                           title="不限预算、前 5 个子块换成父块：相对单层块（三个比较一起 Holm 校正）",
+                           claimed=c_hit.claimed)
     return {"scores": scores, "up": up, "items": items, "rows": rows, "figure": fig, "numbers": numbers,
             "parent_tok": parent_tok,
             "columns": ["检索器", "做法", "hit@5", "交给模型的段数", "token 数（平均）", "重复率"]}
