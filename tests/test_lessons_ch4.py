@@ -9,7 +9,7 @@ import pytest
 
 from chunklab.base import get_strategy
 from chunklab.core import Chunk, Document
-from chunklab.book.lessons import ch4_code, ch4_dialogue, ch4_pdf
+from chunklab.book.lessons import ch4_code, ch4_dialogue, ch4_pdf, ch4_tables
 from chunklab.book.lessons.ch4 import corpora, sign_test
 
 
@@ -41,9 +41,12 @@ def test_code_keeps_billing_functions_whole_where_recursive_cuts(billing):
 def test_the_one_function_code_cuts_at_500_is_the_nested_convert(data):
     string = [d for d in data.std_docs if d.id == "string"]
     cuts = ch4_code.function_cuts(string, targets=(500,))
-    assert [(doc, name) for doc, name, _ in cuts["cut_by_code"][500]] == [("string", "convert")]
-    assert not cuts["holds"]
+    assert [(doc, name) for doc, name, _, _ in cuts["cut_by_code"][500]] == [("string", "convert")]
+    (_, _, length, (outer, outer_length)), = cuts["cut_by_code"][500]
+    assert length <= 500 < outer_length and outer == "substitute"     # nested in a method cut further
+    assert not cuts["holds"] and cuts["numbers"]["whole_check"] == "核对不符"
     assert "convert" in cuts["numbers"]["code_cut_example"]
+    assert cuts["numbers"]["code_cut_outer"].startswith("substitute")
 
 
 def test_long_function_parts_fit_the_cap_and_carry_the_signature(data):
@@ -132,3 +135,27 @@ def test_merged_cell_transcription_repeats_column_names():
     ok, n = m["scores"]["fill"]
     assert ok == n and m["scores"]["empty"][0] < n
     assert m["rows"]["fill"]["repeated"] > 0 and m["rows"]["empty"]["repeated"] == 0
+
+
+def test_edge_note_only_when_the_exact_test_disagrees():
+    edge, note, short = ch4_tables.edge_note({"significant": True}, 6, 0, 0.125)
+    assert edge and "6 道题" in note and "0.125" in note and short.startswith("，但只靠 6 道题")
+    assert ch4_tables.edge_note({"significant": True}, 11, 1, 0.019) == (False, "", "")
+    assert ch4_tables.edge_note({"significant": False}, 3, 0, 0.5) == (False, "", "")
+
+
+def test_exam_figure_enlarges_the_left_column_top():
+    from chunklab.book.pdfgen import answer_key, external_pdf
+    import matplotlib.pyplot as plt
+    from chunklab.viz.fonts import use_cjk_font
+    use_cjk_font()
+    path = external_pdf("exam-zh-example-multiple.pdf")
+    if path is None:
+        pytest.skip("the external exam is not on this machine (tools/system_deps.sh book)")
+    ek = answer_key()["exam-zh-example-multiple.pdf"]
+    fig = ch4_pdf.exam_figure(path, ek["page"], [(14.0, 574.0), (652.0, 1141.0)], resolution=100)
+    overview, detail = fig.axes
+    # the detail shows about half the page's width at the figure's full width: twice the overview's scale
+    (a0, a1), (z0, z1) = overview.images[0].get_extent()[:2], detail.images[0].get_extent()[:2]
+    assert (a1 - a0) / (z1 - z0) > 2
+    plt.close(fig)

@@ -19,7 +19,7 @@ from ...base import get_strategy
 from ...core import Document
 from ...evaluation.stats import paired_many
 from ...length import length_function
-from ..claims import fmt_diff, verdict
+from ..claims import CHECK_ZH, fmt_diff, verdict
 from .ch4 import corpora, rate, run, sign_test, split_corpus
 
 __all__ = ["function_spans", "function_cuts", "long_function", "parse_failures", "CODE_CONFIGS",
@@ -43,7 +43,7 @@ def function_spans(doc: Document) -> list[tuple[str, int, int]]:
     (decorators included); a file that does not parse has none.
 
     >>> function_spans(Document("m", "x = 1\\n\\ndef f(a):\\n    return a\\n"))
-    [('f', 7, 28)]
+    [('f', 7, 29)]
     """
     try:
         tree = ast.parse(doc.text)
@@ -69,7 +69,8 @@ def function_cuts(docs: list[Document] | None = None, targets=(500, 1000, 1500))
     ``recursive`` and ``code`` cut (no chunk holds the whole function); the cut ones are named.
 
     Returns ``rows`` (target, fit, recursive cut, code cut), ``cut_by_code`` ({target: [(doc id,
-    function, length)]}), ``n_files``, ``n_functions`` and ``holds`` (code cut none at any target).
+    function, length, (enclosing function, its length) or None)]}), ``n_files``, ``n_functions``,
+    ``holds`` (code cut none at any target) and the prose values in ``numbers``.
     """
     docs = corpora().py_docs if docs is None else docs
     spans = {d.id: function_spans(d) for d in docs}
@@ -88,7 +89,9 @@ def function_cuts(docs: list[Document] | None = None, targets=(500, 1000, 1500))
                     whole = any(c.start <= a and b <= c.end for c in cs)
                     cut[name] += not whole
                     if name == "code" and not whole:
-                        named.append((d.id, fname, b - a))
+                        outer = min(((n, y - x) for n, x, y in spans[d.id] if x <= a and b <= y and y - x > b - a),
+                                    key=lambda o: o[1], default=None)
+                        named.append((d.id, fname, b - a, outer))
         rows.append((target, fit, cut["recursive"], cut["code"]))
         cut_by_code[target] = named
     numbers = {"py_files": len(docs), "n_functions": sum(len(v) for v in spans.values())}
@@ -98,6 +101,11 @@ def function_cuts(docs: list[Document] | None = None, targets=(500, 1000, 1500))
     first = next(((t, named[0]) for t, named in cut_by_code.items() if named), None)
     numbers["code_cut_example"] = (f"{first[1][0]} 模块里的 {first[1][1]}（{first[1][2]} 字）"
                                    if first else "")
+    outer = first[1][3] if first else None
+    numbers["code_cut_outer"] = (f"{outer[0]}（{outer[1]} 字）" if outer else "")
+    numbers["code_cut_nested"] = sum(1 for named in cut_by_code.values() for c in named if c[3] is not None)
+    numbers["code_cut_all"] = sum(len(named) for named in cut_by_code.values())
+    numbers["whole_check"] = CHECK_ZH[all(r[3] == 0 for r in rows)]
     return {"rows": rows, "cut_by_code": cut_by_code, "n_files": len(docs),
             "n_functions": numbers["n_functions"], "holds": all(r[3] == 0 for r in rows), "numbers": numbers}
 
@@ -213,6 +221,11 @@ def code_numbers(res: dict[str, Any]) -> dict[str, Any]:
         out[f"{k}_without"] = rate(res["prefix_runs"][(retriever, corpus, False)])
     up, down, exact = res["std_sign"]
     out.update(pre_up=up, pre_down=down, pre_exact=exact)
+    # no question changed on 小北 under some retriever: the bootstrap interval collapses to [0, 0];
+    # the exact 95% upper bound on the share of questions that could change (0 of n seen) is what
+    # the data still allow (|difference| <= that share)
+    n = len(res["code_q"])
+    out["pre_zero_bound"] = 1 - 0.05 ** (1 / n) if n else 1.0
     return out
 
 

@@ -123,7 +123,9 @@ def completeness_changes(res: dict[str, Any]) -> dict[str, Any]:
     """Dialogue questions whose single-chunk completeness differs between ``recursive`` 500 and
     ``dialogue``: how many got worse / better, how many of the worse ones have two or more evidence
     spans, and of those how many one ``recursive`` chunk holds whole (all spans) while no ``dialogue``
-    window does — the two passages land in different windows, and both must rank in the top 5."""
+    window does — the two passages land in different windows, and both must rank in the top 5;
+    ``worse_ranked``: worse ones ``dialogue`` holds in no more chunks than ``recursive`` (the
+    difference is the ranking: the windows holding the evidence did not all reach the top 5)."""
     cor = corpora()
     rec = get_strategy("recursive", target=500)
     dlg = get_strategy("dialogue", turns=4)
@@ -137,9 +139,20 @@ def completeness_changes(res: dict[str, Any]) -> dict[str, Any]:
         return any(all(c.doc_id == s.doc_id and c.start <= s.start and s.end <= c.end for s in q.spans)
                    for c in chunks)
 
+    def needed(chunks, q):
+        """How many chunks hold the spans (each span whole in one), or None when a span is cut."""
+        holders = [next((i for i, c in enumerate(chunks) if c.doc_id == s.doc_id and c.start <= s.start
+                         and s.end <= c.end), None) for s in q.spans]
+        return None if None in holders else len(set(holders))
+
     multi = [q for q in worse if len(q.spans) >= 2]
-    apart = 0
-    for q in multi:
+    apart = ranked = 0
+    for q in worse:
         doc = cor.xb[q.spans[0].doc_id]
-        apart += holds_all(rec.split(doc), q) and not holds_all(dlg.split(doc), q)
-    return {"worse": len(worse), "better": better, "worse_multi": len(multi), "worse_apart": apart}
+        r, d = rec.split(doc), dlg.split(doc)
+        if q in multi:
+            apart += holds_all(r, q) and not holds_all(d, q)
+        nr, nd = needed(r, q), needed(d, q)
+        ranked += nr is not None and nd is not None and nd <= nr
+    return {"worse": len(worse), "better": better, "worse_multi": len(multi), "worse_apart": apart,
+            "worse_ranked": ranked}

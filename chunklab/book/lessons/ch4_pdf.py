@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any
 
 import matplotlib.pyplot as plt
+from matplotlib.patches import Rectangle
 import pdfplumber
 
 from ...base import get_strategy
@@ -96,22 +97,34 @@ def exam_reading_order(path, key: dict[str, Any]) -> dict[str, Any]:
             "unmapped": cols.meta["preprocess"][0].get("unmapped_glyphs", {}).get(key["page"], 0)}
 
 
-def exam_figure(path, page: int, columns, *, resolution: int = 150, keep=(0.0, 0.47)):
-    """The exam page rendered at ``resolution`` dpi, cropped to the band ``keep`` (fractions of the
-    page height: the title, both columns' first questions and the gutter), the detected columns
-    shaded. Rendered at 150 dpi the page's glyphs stay legible at the site's width."""
+def exam_figure(path, page: int, columns, *, resolution: int = 150, keep=(0.0, 0.47),
+                zoom=(60.0, 580.0, 75.0, 345.0)):
+    """The exam page rendered at ``resolution`` dpi, in two panels: above, the band ``keep``
+    (fractions of the page height: the title, both columns' first questions and the gutter) with the
+    detected columns shaded; below, the region ``zoom`` (x0, x1, top, bottom in points: the top of
+    the left column, where the bold headings without a Unicode mapping are) enlarged, so its glyphs
+    stay legible at the site's width."""
     with pdfplumber.open(path) as pdf:
         pg = pdf.pages[page - 1]
         w_pt, h_pt = float(pg.width), float(pg.height)
         img = pg.to_image(resolution=resolution).original.convert("RGB")
+    sx, sy = img.width / w_pt, img.height / h_pt
     top, bottom = (int(f * img.height) for f in keep)
     band = img.crop((0, top, img.width, bottom))
-    fig, ax = plt.subplots(figsize=(10, 10 * band.height / band.width + 0.4))
+    x0, x1, z0, z1 = zoom
+    detail = img.crop((int(x0 * sx), int(z0 * sy), int(x1 * sx), int(z1 * sy)))
+    h_band, h_detail = 10 * band.height / band.width, 10 * detail.height / detail.width
+    fig, (ax, az) = plt.subplots(2, 1, figsize=(10, h_band + h_detail + 0.9),
+                                 gridspec_kw={"height_ratios": [h_band, h_detail]})
     ax.imshow(band, extent=(0, w_pt, keep[1] * h_pt, keep[0] * h_pt))
     for a, b in columns:
         ax.axvspan(a, b, color="#60a5fa", alpha=0.12)
-    ax.set_title(f"exam-zh 示例试卷第 {page} 页上部（蓝底：chunklab 检测出的两栏；{resolution} dpi）", fontsize=10)
-    ax.axis("off")
+    ax.add_patch(Rectangle((x0, z0), x1 - x0, z1 - z0, fill=False, edgecolor="#dc2626", lw=1.2))
+    ax.set_title(f"exam-zh 示例试卷第 {page} 页上部（蓝底：chunklab 检测出的两栏；红框：下图放大的区域）", fontsize=10)
+    az.imshow(detail, extent=(x0, x1, z1, z0))
+    az.set_title("放大：左栏上部。加粗的标题（数学(理科)、注意事项、一、选择题）在文本层里没有 Unicode 映射", fontsize=10)
+    for a in (ax, az):
+        a.axis("off")
     fig.tight_layout()
     return fig
 

@@ -22,7 +22,7 @@ from ..criteria import criterion
 from .ch4 import corpora, rate, run, sign_test, split_corpus
 
 __all__ = ["table_questions", "c6_protocol", "c6_numbers", "TABLE_CONFIGS", "table_exploration",
-           "table_figure"]
+           "table_figure", "edge_note"]
 
 
 def table_questions() -> dict[str, Any]:
@@ -168,9 +168,16 @@ def table_exploration(qs) -> dict[str, Any]:
                        "whole": (pq("table 每行 + 表头"), pq("table 整表")),
                        "whole_use": (pq("table 每行 + 表头", "USE"), pq("table 整表", "USE"))},
                       "holm", metric="hit")
+    # few discordant questions make a bootstrap interval too narrow: the exact sign test on them,
+    # Holm-adjusted over the same five comparisons, says whether a "significant" one is only a direction
+    signs = {key: sign_test(*pair) for key, pair in (
+        ("total", (pq("table 每行 + 表头"), pq("fixed 512"))), ("step1", (pq("recursive 500"), pq("fixed 512"))),
+        ("step2", (pq("table 每行 + 表头"), pq("recursive 500"))), ("whole", (pq("table 每行 + 表头"), pq("table 整表"))),
+        ("whole_use", (pq("table 每行 + 表头", "USE"), pq("table 整表", "USE"))))}
+    exact = dict(zip(signs, adjust_pvalues([v[2] for v in signs.values()], "holm")))
     table_len = {label: float(np.mean([len(c) for c in chunk_sets[label] if c.meta.get("kind") == "table"]))
                  for label in ("table 整表", "table 每行 + 表头")}
-    return {"results": results, "cmp": cmp, "table_len": table_len}
+    return {"results": results, "cmp": cmp, "table_len": table_len, "signs": signs, "exact": exact}
 
 
 def exploration_numbers(res: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +191,27 @@ def exploration_numbers(res: dict[str, Any]) -> dict[str, Any]:
            "t_total_diff": rate(r[("table 每行 + 表头", 3000)]) - rate(r[("fixed 512", 3000)])}
     for key, c in res["cmp"].items():
         out[f"t_{key}_ci"], out[f"t_{key}_verdict"] = fmt_diff(c), verdict(c)
+        up, down, _ = res["signs"][key]
+        p = res["exact"][key]
+        out.update({f"t_{key}_up": up, f"t_{key}_down": down, f"t_{key}_exact": p})
+        out[f"t_{key}_edge"], out[f"t_{key}_edge_note"], out[f"t_{key}_edge_short"] = edge_note(c, up, down, p)
     return out
+
+
+def edge_note(cmp: dict[str, Any], up: int, down: int, p: float) -> tuple[bool, str, str]:
+    """Whether a comparison the bootstrap calls significant is one the exact sign test (Holm-adjusted
+    ``p`` over the family) does not back, and the sentence and the short clause the prose shows
+    after its verdict (both empty otherwise).
+
+    >>> edge_note({"significant": True}, 6, 0, 0.125)[0], edge_note({"significant": True}, 11, 1, 0.02)
+    (True, (False, '', ''))
+    """
+    if not (cmp["significant"] and p >= 0.05):
+        return False, "", ""
+    note = (f"但这个差值只靠 {up + down} 道题（按行切命中、另一方没命中的 {up} 道，反过来的 {down} 道）；"
+            f"对这几道题做精确的符号检验，五项一起做 Holm 校正后 p = {p:.3g}，过不了 0.05，"
+            "所以这一项只能当作方向，不能当作定论。")
+    return True, note, f"，但只靠 {up + down} 道题，精确检验过不了 0.05，只能当作方向"
 
 
 def exploration_rows(res: dict[str, Any]) -> list[list[str]]:
