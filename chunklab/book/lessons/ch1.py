@@ -249,6 +249,7 @@ def ceilings(lab: Lab, n_boot: int = 1000) -> dict[str, Any]:
         numbers[f"ceil_{key}"] = by[lab_]["ceiling"]
         numbers[f"csk_{key}"] = by[lab_]["cs_k"]["mean"]
     numbers["chars_b"] = char_range([r["chars_b"] for r in rows])
+    numbers["n_boot"] = n_boot
     numbers.update(_ceiling_readings(lab, rows, by))
     return {"rows": rows, "table": tab, "figure": ceiling_figure(rows), "numbers": numbers}
 
@@ -272,8 +273,9 @@ def _ceiling_readings(lab: Lab, rows: list, by: dict) -> dict[str, Any]:
     fixed = [r for r in rows if r["name"] == "fixed"]
     best = max(fixed, key=lambda r: r["cs_b"]["mean"])
     i = fixed.index(best)
-    near = [r for r in fixed[max(i - 1, 0):i] + fixed[i + 1:i + 2]
-            if r["cs_b"]["hi"] >= best["cs_b"]["lo"] and r["cs_b"]["lo"] <= best["cs_b"]["hi"]]
+    # The best fixed size under the budget against its neighbours, paired (a pair read together: Holm).
+    near = paired_many({r["label"]: (cs(best["label"], BUDGET), cs(r["label"], BUDGET))
+                        for r in fixed[max(i - 1, 0):i] + fixed[i + 1:i + 2]}, "holm", metric="complete_single")
     struct = [by[x]["ceiling"] for x in ("sentence", "recursive", "markdown", "auto")]
     return {"q_one_sentence": float(one.mean()), "ceil_one_sent": float(one_sent_ceiling.mean()),
             "gap_f512": fmt_diff(gaps["fixed size=512"]), "gap_md": fmt_diff(gaps["markdown"]),
@@ -282,8 +284,16 @@ def _ceiling_readings(lab: Lab, rows: list, by: dict) -> dict[str, Any]:
             "md_full": "满分" if by["markdown"]["ceiling"] == 1 and by["auto"]["ceiling"] == 1 else "接近满分",
             "struct_ceil_lo": min(struct), "struct_ceil_hi": max(struct),
             "best_fixed_b": int(best["label"].split("=")[1]), "best_fixed_b_cs": best["cs_b"]["mean"],
-            "best_fixed_b_note": ("这是点估计，它和 " + "、".join(f"{r['label'].split('=')[1]} 字" for r in near)
-                                  + "的 95% 区间互相重叠") if near else "它的 95% 区间和相邻块长的都不重叠"}
+            "best_fixed_b_note": "逐题配对，它" + "；".join(
+                f"减 {lab_.split('=')[1]} 字 {fmt_diff(res)}，" + _side(res) for lab_, res in near.items()),
+            "best_fixed_b_near_sig": sum(res["significant"] for res in near.values())}
+
+
+def _side(res: dict) -> str:
+    """Where a paired difference's deciding interval lies, in words (before the chapter has named its verdicts)."""
+    if not res["significant"]:
+        return "区间含 0，分不出高低"
+    return "区间整个在 0 的右边" if res["diff"] > 0 else "区间整个在 0 的左边"
 
 
 def ceiling_figure(rows: list) -> Figure:
@@ -436,8 +446,9 @@ def crowding(lab: Lab, sizes=(128, 256, 512)) -> dict[str, Any]:
         numbers[f"crowd_{size}"] = crowded
         numbers[f"crowd_union_{size}"] = union
     numbers["crowd_two"] = int(two.sum())
-    lo, hi = min(sizes), max(sizes)          # the smallest window against the largest, paired (intervals only)
-    numbers["crowd_d"] = fmt_diff(paired_bootstrap(crowded_q[lo], crowded_q[hi]))
-    numbers["crowd_union_d"] = fmt_diff(paired_bootstrap(union_q[lo], union_q[hi]))
+    lo, hi = min(sizes), max(sizes)          # the smallest window against the largest, paired; read together: Holm
+    tests = paired_many({"crowd": (crowded_q[lo], crowded_q[hi]), "union": (union_q[lo], union_q[hi])}, "holm")
+    numbers["crowd_d"] = fmt_diff(tests["crowd"])
+    numbers["crowd_union_d"] = fmt_diff(tests["union"])
     tab = table(rows, ["切法（BM25，前 5 块）", "前 5 块里有 ≥3 块来自同一节的题", f"多段证据题（{int(two.sum())} 道）：每段都完整取回"])
     return {"numbers": numbers, "table": tab}
