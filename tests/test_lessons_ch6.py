@@ -81,6 +81,28 @@ def test_the_layered_count_does_not_depend_on_the_size_layer_2_picks():
     assert rows[2][1] == 6 and rows[2][2] == 5
 
 
+def test_the_count_over_every_layer_2_pick_brackets_the_count_of_each_pick():
+    layers = {"1": [{"strategy": "recursive"}, {"strategy": "auto"}]}
+    layer2 = [{"strategy": "recursive", "target": [256, 512]}, {"strategy": "auto", "target": [300, 500]}]
+    lo, hi = L.count_over_picks({**layers, "2": layer2}, layer2)
+    totals = {L.count_layers({**layers, "2": layer2, "3": L.layer3_grid({"recursive": r, "auto": a})})[1]
+              for r in (256, 512) for a in (300, 500)}
+    assert (lo, hi) == (min(totals), max(totals))
+    # auto below target 500 scales its default overlap, so its layer-2 config is not in layer 3 again
+    assert hi > lo
+
+
+def test_edge_note_tells_a_best_on_the_edge_from_a_pick_on_the_edge():
+    layer2 = [{"strategy": "recursive", "target": [256, 512, 1024]}, {"strategy": "markdown", "target": [256, 500, 1024]}]
+    picked = {"recursive": {"best": {"target": 256}, "pick": {"target": 256}},
+              "markdown": {"best": {"target": 500}, "pick": {"target": 256}}}
+    note = L.edge_note(layer2, picked)
+    assert "最高的一档落在网格边上的有 recursive 的 256" in note and "最优点可能在网格之外" in note
+    assert "markdown 的 256 是按规则挑出的网格里最小的一档" in note and "markdown 的 500" not in note
+    inside = {"recursive": {"best": {"target": 512}, "pick": {"target": 512}}}
+    assert L.edge_note(layer2[:1], inside) == "最高的一档和挑出的一档都在各自网格的中间"
+
+
 def test_pick_layer_picks_the_simplest_of_the_group_not_distinguishable_from_the_best(xiaobei):
     xb, qs = xiaobei
     picked = L.pick_layer(xb.documents, qs, [{"strategy": "recursive", "target": [256, 512, 1024]}], 2000)
@@ -110,6 +132,9 @@ def test_fallback_chains_reconcile_long_and_cut_articles(laws_subset):
     assert n["gap_cut_short"] >= n["full_cut_short"]
     assert n["sent_gap"] > n["sent_full"]
     assert n["full_cut"] >= n["long_share"]
+    # the shorter articles a chain cuts are counted, and some of them are the unnumbered entries
+    assert 0 <= n["full_cut_short_unnumbered"] <= n["full_cut_short"]
+    assert 0 <= n["gap_cut_short_unnumbered"] <= n["gap_cut_short"]
 
 
 def test_by_difficulty_names_where_hybrid_helps():
@@ -138,6 +163,8 @@ def test_curve_steps_names_the_sizes_tied_with_the_peak():
     _, rows, n = L.curve_steps(curve)
     assert n["peak_rec"] == 128 and n["rec_best"] == "128 或 256"
     assert n["rec_pinned"] == 1 and "两侧都有量过的一档" in n["peaks_inside"]
+    assert n["rec_pinned_text"].startswith("递归切分两头都定住了") and n["fixed_open"] == 0
+    assert n["fixed_open_text"] == "固定切分有显著的一步，逐档看上面的表"      # fixed shares recursive's rates here
 
 
 def test_the_prefix_knob_counts_as_less_simple_although_every_config_is_indexed_with_context(xiaobei):

@@ -6,6 +6,7 @@ calls each in one line and binds the dict with :func:`chunklab.book.prose.glue_a
 """
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from dataclasses import dataclass, field
@@ -314,6 +315,10 @@ def curve_steps(curve) -> tuple[dict[str, dict], list[list[Any]], dict[str, Any]
                                  and not sig["recursive", 128] and sig["recursive", 64]
                                  and steps["recursive 64 − 128"]["diff"] < 0),
                "fixed_open": int(not any(sig["fixed", a] for a, _ in STEPS))}
+    numbers["rec_pinned_text"] = ("递归切分两头都定住了：256 档显著好于 512 档，64 档显著差于 128 档，128 档与 256 档之间分不出"
+                                  if numbers["rec_pinned"] else "递归切分的高点这批题还没有两头定住，下面的“最好的一档”只是与高点分不出的几档")
+    numbers["fixed_open_text"] = (f"固定切分的三步都不显著：高点在 {peak['fixed']} 档，但这批题分不清它和相邻的几档"
+                                  if numbers["fixed_open"] else "固定切分有显著的一步，逐档看上面的表")
     for name in ("fixed", "recursive"):
         for a, b in STEPS:
             c = steps[f"{name} {a} − {b}"]
@@ -552,6 +557,39 @@ def count_layers(layers: dict[str, list[dict]]) -> tuple[list[list[Any]], int]:
         rows.append([name, len(configs), new, len(skipped)])
     rows.append(["合计", "", len(seen), ""])
     return rows, len(seen)
+
+
+def count_over_picks(layers: dict[str, list[dict]], layer2: list[dict]) -> tuple[int, int]:
+    """The smallest and largest total of :func:`count_layers` over every size layer 2 could pick
+    (each strategy of ``layer2`` at each of its sizes, layer 3 built by :func:`layer3_grid`): how
+    much the count depends on the picks."""
+    sizes = {g["strategy"]: g["target"] for g in layer2}
+    totals = {count_layers({**layers, "3": layer3_grid(dict(zip(sizes, combo)))})[1]
+              for combo in itertools.product(*sizes.values())}
+    return min(totals), max(totals)
+
+
+def edge_note(layer2: list[dict], picked2: dict[str, dict[str, Any]]) -> str:
+    """What the layer-2 picks on a grid's edge mean: a best size on the edge leaves the optimum
+    possibly outside the grid; a pick on the smallest edge with the best inside only says a still
+    smaller size might also be indistinguishable (and simpler)."""
+    sizes = {g["strategy"]: g["target"] for g in layer2}
+    best_edge, pick_edge = [], []
+    for s, p in picked2.items():
+        lo, hi = min(sizes[s]), max(sizes[s])
+        best, pick = p["best"]["target"], p["pick"]["target"]
+        if best in (lo, hi):
+            best_edge.append(f"{s} 的 {best}（{lo}–{hi} 里{'最小' if best == lo else '最大'}的一档）")
+        elif pick in (lo, hi):
+            pick_edge.append(f"{s} 的 {pick}")
+    out = []
+    if best_edge:
+        out.append("最高的一档落在网格边上的有 " + "、".join(best_edge)
+                   + "：最优点可能在网格之外，真要定尺寸，下一轮先往那一侧延伸一档")
+    if pick_edge:
+        out.append("、".join(pick_edge) + " 是按规则挑出的网格里最小的一档，但最高的一档在网格中间："
+                   "再小一档也许同样分不出、又更简单，要知道就得往小里再量一档")
+    return "；".join(out) if out else "最高的一档和挑出的一档都在各自网格的中间"
 
 
 def c24_row(total: int, n_methods: int, full_product: int) -> Any:

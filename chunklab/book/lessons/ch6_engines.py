@@ -106,6 +106,7 @@ def engine_readings(runs) -> tuple[dict[str, dict], list[list[Any]], dict[str, A
     sig_any = {rd: [e for e in ENGINES if tests[f"{rd}｜{e}"]["significant"]] for rd in READINGS}
     signs = {rd: {np.sign(tests[f"{rd}｜{e}"]["diff"]) for e in ENGINES} for rd in READINGS}
     dense_prefix = tests[f"前缀：开 − 关（递归 512，固定 k）｜向量（USE）"]
+    hybrid_prefix = tests[f"前缀：开 − 关（递归 512，固定 k）｜混合（BM25 + USE）"]
     numbers = {"eng_n": len(tests),
                "eng_size_dir": "三种检索器都是这样" if all(c["diff"] > 0 for c in size_k) and all(c["diff"] < 0 for c in size_b)
                else "并非三种检索器都是这样",
@@ -122,6 +123,7 @@ def engine_readings(runs) -> tuple[dict[str, dict], list[list[Any]], dict[str, A
                "eng_marginal": sum(c["significant_marginal"] for c in tests.values()),
                "eng_sig": sum(c["significant"] for c in tests.values()),
                "eng_dense_prefix": fmt_diff(dense_prefix), "eng_dense_prefix_lo": dense_prefix["lo"], "eng_dense_prefix_v": verdict(dense_prefix, expect=+1),
+               "eng_hybrid_prefix": fmt_diff(hybrid_prefix), "eng_hybrid_prefix_lo": hybrid_prefix["lo"],
                "eng_chars": "，".join(f"{e} {chars_range([eng[e, '固定预算', c['label']].aggregate['retrieved_chars']['mean'] for c in runs['configs']])}"
                                      for e in ENGINES)}
     for i, rd in enumerate(READINGS):
@@ -216,7 +218,7 @@ def prefix_runs(corpora) -> tuple[list[list[Any]], Any, dict[str, Any]]:
     n_q = {c: len(v[1]) for c, v in corpora.items()}
     row = claim_row("C23", "上下文前缀是矩阵里投入产出比最高的一项（可检验的部分：前缀提高 hit@5）", "最高",
                     f"平均差 {fmt_diff(c23)}；{len(hit)} 组里 Holm 校正后显著提升 {sig_pos} 组、显著下降 {sig_neg} 组",
-                    "用 BM25 时前缀可以默认打开（成本几乎为零），但别指望它多命中几题；向量检索上先自己量（6.6 节）。"
+                    "用 BM25 时前缀可以默认打开（成本几乎为零），但别指望它多命中几题；向量检索或混合检索上先自己量（6.6 节）。"
                     f"判定用一个预先指定的合并检验（{'、'.join(f'{c} {n} 题' for c, n in n_q.items())}），原文未给出数字",
                     part="hit", result=c23)
     small, large = hit["小北 recursive target=128"], hit["小北 recursive target=512"]
@@ -252,6 +254,9 @@ def fallback_chains(docs, questions, index) -> dict[str, Any]:
     arts = [(d.id, a["start"], a["end"]) for d in docs for a in d.meta.get("articles", ())
             if d.text[a["start"]:a["end"]].strip()]
     is_long = np.array([e - s > CHAIN_MAX for _, s, e in arts])
+    # entries the dataset could not number as "第X条" (amendments, decisions): "条目…" / "全文"
+    unnumbered = np.array([not str(a.get("number", "")).startswith("第") for d in docs
+                           for a in d.meta.get("articles", ()) if d.text[a["start"]:a["end"]].strip()])
     chunks, rows, numbers = {}, [], {}
     for i, (name, fallback) in enumerate(CHAINS.items()):
         cs = get_strategy("clause", target=500, max=CHAIN_MAX, fallback=fallback).split_documents(docs)
@@ -266,10 +271,12 @@ def fallback_chains(docs, questions, index) -> dict[str, Any]:
         key = "full" if i == 0 else "gap"
         numbers.update({f"{key}_cut": float(cut.mean()), f"{key}_cut_long": int((cut & is_long).sum()),
                         f"{key}_cut_short": int((cut & ~is_long).sum()), f"sent_{key}": sm["clause_cut_rate"],
+                        f"{key}_cut_short_unnumbered": int((cut & ~is_long & unnumbered).sum()),
                         f"{key}_fallback_chunks": sum(bool(c.meta.get("fallback_from")) for c in cs)})
         numbers[f"{key}_hit"] = r.per_question["hit"]
     c = paired_bootstrap(numbers.pop("gap_hit"), numbers.pop("full_hit"), metric="hit")
     numbers.update({"long_n": int(is_long.sum()), "long_share": float(is_long.mean()), "n_articles": len(arts),
+                    "n_unnumbered": int(unnumbered.sum()),
                     "chain_dhit": fmt_diff(c), "chain_v": verdict(c, expect=-1)})
     return {"rows": rows, "chunks": chunks, "long": long, "numbers": numbers}
 
