@@ -29,7 +29,10 @@ from __future__ import annotations
 import difflib
 from typing import Mapping
 
-__all__ = ["FAMILY_ZH", "SYMPTOM_ZH", "SYMPTOM_ADVICE_ZH", "METRIC_ZH", "LABELS", "UnknownLabel", "zh"]
+from ..base import get_strategy
+
+__all__ = ["FAMILY_ZH", "SYMPTOM_ZH", "SYMPTOM_ADVICE_ZH", "METRIC_ZH", "LABELS", "UnknownLabel", "zh",
+           "strategy_label"]
 
 #: Strategy families, in the order of ``chunklab.base.FAMILIES``. Short names: "container" and
 #: "code" are specialisations of document structure, "hierarchy" separates the retrieval unit from
@@ -136,3 +139,16 @@ def zh(kind: str, key: str) -> str:
         return table[key]
     except KeyError:
         raise _unknown(kind, key, table) from None
+
+
+def strategy_label(strategy) -> str:
+    """A strategy as a reader names it: its registered name and the parameters set away from the defaults.
+
+    >>> strategy_label(get_strategy("auto", prefix=False, overlap=0))
+    'auto（overlap=0, prefix=False）'
+    >>> strategy_label(get_strategy("recursive"))
+    'recursive（默认参数）'
+    """
+    defaults = get_strategy(strategy.name).get_params()
+    changed = [f"{k}={v}" for k, v in strategy.get_params().items() if defaults.get(k) != v]
+    return f"{strategy.name}（{', '.join(changed) if changed else '默认参数'}）"

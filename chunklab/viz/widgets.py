@@ -31,7 +31,7 @@ from ..core import Document
 from ..evaluation import EvalSettings, evaluate
 from ..params import Param
 from ..retrieval import CorpusIndex
-from .labels import METRIC_ZH, SYMPTOM_ZH
+from .labels import METRIC_ZH, SYMPTOM_ZH, strategy_label
 from .chunks import chunk_stats, show_chunks
 from .controls import (LINKS, SHOWN_WHEN, SIZE_STOPS, accept_value, declared_params, error_zh, param_widgets,
                        size_stops)
@@ -43,19 +43,6 @@ __all__ = ["Explorer", "StrategyExplorer", "EvaluationExplorer", "MatrixExplorer
 _uid = itertools.count()
 #: At most this many chunks are drawn by one update of a :class:`StrategyExplorer` (default).
 MAX_CHUNKS = 200
-
-
-def strategy_label(strategy) -> str:
-    """A strategy as a reader names it: its registered name and the parameters set away from the defaults.
-
-    >>> strategy_label(get_strategy("auto", prefix=False, overlap=0))
-    'auto（overlap=0, prefix=False）'
-    >>> strategy_label(get_strategy("recursive"))
-    'recursive（默认参数）'
-    """
-    defaults = get_strategy(strategy.name).get_params()
-    changed = [f"{k}={v}" for k, v in strategy.get_params().items() if defaults.get(k) != v]
-    return f"{strategy.name}（{', '.join(changed) if changed else '默认参数'}）"
 
 
 def static_site() -> bool:
