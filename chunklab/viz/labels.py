@@ -125,7 +125,7 @@ def zh(kind: str, key: str) -> str:
     Raises :class:`UnknownLabel` (a ``KeyError``) naming the known keys when either is unknown.
 
     >>> zh("symptom", "cut"), zh("family", "container")
-    ('证据被切断', '容器')
+    ('被切断', '容器')
     >>> try:
     ...     zh("colour", "red")
     ... except KeyError as e:
