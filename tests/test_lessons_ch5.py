@@ -84,11 +84,22 @@ def test_power_experiment_counts_only_meaningful_calls():
     noise = np.where(rng.random(400) < 0.5, b, rng.permutation(b))    # no real difference
     power = ch5_stats.power_experiment({"real": (real, b), "none": (noise, b)}, sizes=[25, 50, 100, 200],
                                        repeats=20, n_boot=200)
-    widths = [float(cell.split(" / ")[0]) for cell in power.rows[0][3:]]
+    widths = [float(cell.split(" 个点 / ")[0]) for cell in power.rows[0][3:]]       # percentage points
     assert widths == sorted(widths, reverse=True)                     # more questions, narrower intervals
     assert "正确胜者" in power.rows[0][2] and "任一方向" in power.rows[1][2]
     assert [c for c in power.columns if c.startswith("n =")] == ["n = 25", "n = 50", "n = 100", "n = 200"]
     assert power.numbers["c200"] > power.numbers["c50"]
+    assert power.numbers["n_2pt"] > power.numbers["n_5pt"] > 0                # a smaller difference needs more
+    assert power.numbers["delta_small"] == ch5_stats.EQUIVALENCE_MARGINS["hit"]
+
+
+def test_power_table_prints_the_interval_5_6_prints():
+    """The full-set column uses the book's default resamples: the same pair, the same interval as 5.6."""
+    a = (np.arange(300) % 3 == 0).astype(float)
+    b = (np.arange(300) % 4 == 0).astype(float)
+    power = ch5_stats.power_experiment({"x": (a, b), "y": (b, a)}, sizes=[25, 50, 200], repeats=2, n_boot=100)
+    many = ch5_stats.paired_many({"x": (a, b)}, method="none")
+    assert power.rows[0][1].startswith(ch5_stats.fmt_diff(many["x"]))
 
 
 def test_null_simulation_correction_lowers_false_alarms():
@@ -126,9 +137,22 @@ def test_gate_demo_shows_why_the_gate_needs_the_budget(lab):
     assert decisions["auto，target=200"] == ("拦下", "通过")          # fixed k blocks a change that only delivers less
     assert decisions["auto，target=800"] == ("通过", "拦下")          # ... and misses one that delivers more
     assert numbers["gate_t800_m_word"] == "放过了它"                  # the baseline's own band misses it too
+    baseline = _gate().load_baseline()
+    if ch5_ops.file_note(baseline["config"]).startswith("钉的正是"):    # 5.9 says the file and the demo agree
+        assert abs(numbers["gate_mean"] - baseline["mean"]) < 1e-12
 
 
 def test_file_note_follows_the_repositorys_gate():
     pinned = _gate().load_baseline()["config"]
-    assert "不是第 7 章最后采纳的那一个" in ch5_ops.file_note(pinned)
+    pinned_final = (pinned.get("budget") == ch5_ops.BUDGET and pinned["strategy"] == ch5_ops.FINAL["strategy"]
+                    and pinned["params"] == ch5_ops.FINAL["params"]
+                    and bool(pinned.get("use_context")) == ch5_ops.FINAL["use_context"])
+    assert ("钉的正是第 7 章的最终配置" in ch5_ops.file_note(pinned)) == pinned_final
     assert "一致" in ch5_ops.file_note({**ch5_ops.FINAL, "budget": ch5_ops.BUDGET, "k": 5, "metric": "hit"})
+    older = {**pinned, "strategy": "auto", "params": {"prefix": True}, "budget": None, "use_context": True}
+    assert "不是第 7 章最后采纳的那一个" in ch5_ops.file_note(older)          # an older pin is named as such
+
+
+def test_c8_note_uses_the_sample_size_of_5_5(lab, two):
+    c8 = ch5.claim_rows(lab, two, [], {"delta_small": 0.02, "n_2pt": 2521.4})[0]
+    assert "2 个点" in c8.note and "2,521" in c8.note

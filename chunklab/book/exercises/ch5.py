@@ -7,6 +7,9 @@
 * ``ex5-paired`` — ``paired_ci(a, b, n, seed)``: mean difference of two per-question metric arrays
   with a percentile bootstrap interval over resampled *questions* (the same indices for both
   arrays), and whether the interval excludes 0 (as :func:`chunklab.evaluation.paired_bootstrap`).
+* ``ex5-decide`` — ``decision(diff, lo, hi, margin)``: the decision a deciding interval allows
+  (adopt, refuse, keep the simpler one when equivalent, more questions when undecided), in the
+  order of :func:`chunklab.evaluation.stats.decide`: significance first, then the equivalence margin.
 """
 from __future__ import annotations
 
@@ -261,8 +264,8 @@ exercise(Exercise(
 # --------------------------------------------------------------------------------------------
 
 #: The four decisions (actions, not verdict words): adopt, refuse, keep the simpler one (equivalent),
-#: undecided so more questions are needed.
-ADOPT, REFUSE, EQUIVALENT, UNDECIDED = "采纳", "拒绝", "选更简单的", "需要更多题"
+#: undecided so more questions are needed. "采纳" / "不采纳" are chapter 7's words for its adoption rule.
+ADOPT, REFUSE, EQUIVALENT, UNDECIDED = "采纳", "不采纳", "选更简单的", "需要更多题"
 DECISIONS = (ADOPT, REFUSE, EQUIVALENT, UNDECIDED)
 
 
@@ -285,18 +288,19 @@ def _pct_text(x: float) -> str:
 def _why(diff, lo, hi, margin, want, got) -> str:
     """The reader's mistake on one result, in words."""
     interval = f"区间 [{_pct_text(lo)}, {_pct_text(hi)}]，等效界值 ±{margin:.1%}"
+    act = got if got != REFUSE else "下“不采纳”的结论"
     if got not in DECISIONS:
         return f"decision 应返回四个词之一：{'、'.join(DECISIONS)}；你的函数返回了 {got!r}。"
     if want == UNDECIDED and got == EQUIVALENT:
         return (f"{interval}：区间含 0，但伸到了界值之外。区间含 0 只说明这批题分不出高下（未能区分），不是平手；"
                 f"要说两者等效、可以放心选更简单的，整个区间都得落在 ±界值之内。应是“{UNDECIDED}”。")
     if want == UNDECIDED:
-        return f"{interval}：区间含 0，差值的正负都说不准，不能据此{got}。应是“{UNDECIDED}”。"
+        return f"{interval}：区间含 0，差值的正负都说不准，不能据此{act}。应是“{UNDECIDED}”。"
     if want == EQUIVALENT and got == UNDECIDED:
         return (f"{interval}：整个区间都在 ±界值之内，即使有差别也小到可以不管，两者等效：应是“{EQUIVALENT}”，"
                 "不必再加题。")
     if want == EQUIVALENT:
-        return f"{interval}：区间含 0，不能{got}；它整个在 ±界值之内，两者等效，应是“{EQUIVALENT}”。"
+        return f"{interval}：区间含 0，不能{act}；它整个在 ±界值之内，两者等效，应是“{EQUIVALENT}”。"
     side = "之上" if want == ADOPT else "之下"
     if got == EQUIVALENT:
         return (f"{interval}：区间整个在 0 {side}，差别是真的（哪怕不大），应是“{want}”。"
@@ -387,7 +391,7 @@ exercise(Exercise(
     id="ex5-decide",
     title="练习 5.3 读配对区间：它允许什么决定？",
     task="实现 decision(diff, lo, hi, margin=0.02)：diff 是“新方案 − 当前方案”的配对差值，[lo, hi] 是做判定的区间，"
-         "margin 是事先定好的等效界值。返回四个决定之一：区间整个在 0 之上返回“采纳”，整个在 0 之下返回“拒绝”；"
+         "margin 是事先定好的等效界值。返回四个决定之一：区间整个在 0 之上返回“采纳”，整个在 0 之下返回“不采纳”；"
          "区间含 0 且整个落在 [−margin, +margin] 之内（等效）返回“选更简单的”；其余（未能区分）返回“需要更多题”。",
     checks=[("九个手算的结果（含边界：区间端点恰好是 0、恰好是界值）", _decide_examples),
             ("随机区间上与参考实现一致", _decide_properties)],

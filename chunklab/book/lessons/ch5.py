@@ -274,13 +274,19 @@ def tokens_per_char(lab: Lab) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
-def claim_rows(lab: Lab, two: Two, c26_rows: list) -> list:
-    """C8 (is our set above the floor), C26 (one row per retriever, from ``ch5_budget``), C27."""
+def claim_rows(lab: Lab, two: Two, c26_rows: list, power: dict | None = None) -> list:
+    """C8 (is our set above the floor), C26 (one row per retriever, from ``ch5_budget``), C27.
+
+    ``power``: 5.5's numbers (``ch5_stats.power_experiment(...).numbers``), for C8's note on how many
+    questions the book's smallest difference needs."""
     xb = summarize(lab.questions)
     need = c27_check(two)
+    size = ("达到下限只是起点：按 5.5 节的粗算，要以 80% 的把握分辨 "
+            f"{100 * power['delta_small']:.0f} 个点的差别，约要 {power['n_2pt']:,.0f} 道题；" if power else
+            "达到下限只是起点：")
     c8 = claim_row("C8", "标注集规模与每类题数（我们的题集是否达到下限）", "50–200 题，每类 ≥ 20",
                    f"小北 {xb['questions']} 题，{len(xb['by_type'])} 类，每类 ≥ {min(xb['by_type'].values())}",
-                   "达到下限只是起点：5.5 节量出，200 道题分辨 2 个点的差别把握很小；题量按想分辨的最小差别定",
+                   size + "题量按想分辨的最小差别定",
                    holds=xb["questions"] >= 50 and min(xb["by_type"].values()) >= 20)
     c27 = claim_row("C27", "验收指标：证据完整率、Recall@K、引用定位、上下文重复率、索引大小、解析失败率、入库耗时",
                     "7 项都要记录", f"{sum(need.values())} / {len(need)} 项由 evaluate 算出（5.3 节的表）",

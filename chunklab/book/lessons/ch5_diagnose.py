@@ -108,6 +108,10 @@ class Rescue:
     miss_label: dict
 
 
+#: The symptoms the counterfactual test decides (the others are facts of the chunk boundaries).
+TESTED = ("diluted", "crowded", "ranked_low")
+
+
 def interventions(lab: Lab, tested512, r_f512, f512, f256, r_md, e5_dense, e5_hybrid) -> Rescue:
     """fixed 512's misses by tested symptom, and how many each intervention rescues (Wilson intervals)."""
     miss_label = {b["question_id"]: b["symptom"] for b in tested512.bad_cases}
@@ -127,8 +131,12 @@ def interventions(lab: Lab, tested512, r_f512, f512, f256, r_md, e5_dense, e5_hy
         groups.setdefault(label, []).append(q)
     groups["（代理）diluted"] = [b["question_id"] for b in r_f512.bad_cases if b["symptom"] == "diluted"]
     rescued = {(g, f): np.array([fixes[f][q] for q in ids], dtype=float) for g, ids in groups.items() for f in fixes}
-    rows = [[f"`{g}`" if not g.startswith("（") else g, len(ids)] + [_share(rescued[g, f]) for f in fixes]
-            for g, ids in groups.items()]
+    def shown(g: str) -> str:
+        if g.startswith("（"):
+            return "被稀释（`diluted`，代理）"
+        return f"{zh('symptom', g)}（`{g}`" + ("，检验后）" if g in TESTED else "）")
+
+    rows = [[shown(g), len(ids)] + [_share(rescued[g, f]) for f in fixes] for g, ids in groups.items()]
     cols = ["固定 512 的未命中（按症状）", "题数"] + [f"{f} 救回" for f in fixes]
     return Rescue(rows, cols, rescued, groups, fixes, miss_label)
 

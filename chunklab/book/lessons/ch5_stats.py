@@ -54,6 +54,9 @@ def law_results(laws, law_questions) -> dict:
 
 
 SUBSETS = [25, 50, 100, 200]
+#: The two differences the sample-size rule of thumb is worked for: a large step, and the book's
+#: equivalence margin for hit (the smallest difference a decision cares about).
+DELTA_BIG, DELTA_SMALL = 0.05, EQUIVALENCE_MARGINS["hit"]
 
 
 @dataclass
@@ -76,7 +79,8 @@ def power_experiment(experiments: dict, sizes=SUBSETS, repeats: int = 200, n_boo
     rng = np.random.default_rng(seed)
     full, sub = {}, {}
     for name, (a, b) in experiments.items():
-        full[name] = paired_bootstrap(a, b, n=n_boot, seed=0)
+        # the full set at the book's default resamples: the same interval 5.6 and chapter 7 print for the pair
+        full[name] = paired_bootstrap(a, b, seed=0)
         sign = np.sign(full[name]["diff"]) if full[name]["significant"] else 0
         for n in sizes:
             widths, called = [], 0
@@ -88,17 +92,17 @@ def power_experiment(experiments: dict, sizes=SUBSETS, repeats: int = 200, n_boo
             sub[name, n] = (float(np.mean(widths)), called / repeats)
     rows = [[name, fmt_diff(full[name]) + ("" if full[name]["significant"] else "（含 0）"),
              "判出正确胜者" if full[name]["significant"] else "区间不含 0（任一方向；全部题上也分不出）"]
-            + [f"{sub[name, n][0]:.3f} / {sub[name, n][1]:.0%}" for n in sizes] for name in experiments]
+            + [f"{100 * sub[name, n][0]:.1f} 个点 / {sub[name, n][1]:.0%}" for n in sizes] for name in experiments]
     cols = ["配对", "全部题上的差值 [95% 区间]", "比例数的是"] + [f"n = {n}" for n in sizes]
 
     use_cjk_font()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for name in experiments:
         style = "-" if full[name]["significant"] else "--"
-        axes[0].plot(sizes, [sub[name, n][0] for n in sizes], style, marker="o", label=name)
+        axes[0].plot(sizes, [100 * sub[name, n][0] for n in sizes], style, marker="o", label=name)
         axes[1].plot(sizes, [sub[name, n][1] for n in sizes], style, marker="o", label=name)
     axes[0].set_xlabel("题数 n")
-    axes[0].set_ylabel("配对差值 95% 区间的宽度")
+    axes[0].set_ylabel("配对差值 95% 区间的宽度（百分点）")
     axes[0].set_title("题越多，区间越窄")
     axes[1].set_xlabel("题数 n")
     axes[1].set_ylabel("区间不含 0 的比例")
@@ -122,7 +126,8 @@ def power_experiment(experiments: dict, sizes=SUBSETS, repeats: int = 200, n_boo
                "c50": sub[k1, 50][1], "c200": sub[k1, 200][1],
                "small_all_sig": "不含 0" if full[k2]["significant"] else "也含 0",
                "small_c200": sub[k2, 200][1], "small_c50": sub[k2, 50][1], "sigma_d": sigma_d,
-               "n_5pt": (2.8 * sigma_d / 0.05) ** 2, "n_2pt": (2.8 * sigma_d / 0.02) ** 2,
+               "delta_big": DELTA_BIG, "delta_small": DELTA_SMALL,
+               "n_5pt": (2.8 * sigma_d / DELTA_BIG) ** 2, "n_2pt": (2.8 * sigma_d / DELTA_SMALL) ** 2,
                "power_repeats": repeats}
     return Power(rows, cols, fig, numbers)
 
