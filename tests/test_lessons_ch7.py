@@ -10,6 +10,7 @@ import chunklab
 
 from chunklab.book.lessons import ch7 as L
 from chunklab.book.lessons import ch7_ops as O
+from chunklab.book.exercises.ch7 import RULE_CASES, _reference_rule
 from chunklab.datasets import load_corpus
 from chunklab.datasets.questions import check_questions
 from chunklab.evaluation.stats import EQUIVALENCE_MARGINS
@@ -120,11 +121,27 @@ def test_the_final_configuration_is_routing_without_prefix_or_overlap(run):
     assert v["n_adopted"] == 2 and v["n_steps"] == 6
 
 
+def test_exercise_cases_named_after_steps_decide_as_those_steps_did(run):
+    """Exercise 7.3's cases "(like week 2's routing)" etc. must read true of this run."""
+    it, _, _, _ = run
+    steps = {"第 2 周的路由": L.W2_LABEL, "父子块在同预算下": L.PC_A, "overlap 50 → 0": L.OVERLAP0,
+             "表格转写": L.W3B_LABEL, "标题路径": L.W3A_LABEL}
+    named = 0
+    for name, result, simpler in RULE_CASES:
+        for key, label in steps.items():
+            if key in name:
+                d = it.decisions[label]
+                assert simpler == d["simpler"] and _reference_rule(result, simpler) == d["outcome"], name
+                named += 1
+    assert named == len(steps)
+
+
 def test_overlap_acts_on_few_chunks(run):
     _, v, _, _ = run
     assert 0 < v["ov_overlapping"] < 0.05 * v["ov_nchunks"]
     assert 0 < v["ov_saved_share"] < 0.01
     assert v["ov_b_lo_pts"] < 100 * MARGIN and v["ov_k_lo_pts"] < 100 * MARGIN
+    assert v["ov_within"].startswith("两个区间")                      # the prose's reading of both intervals
 
 
 def test_step_table_marks_controls_and_simpler_steps(run):
@@ -158,6 +175,11 @@ def test_gate_sentence_says_whether_the_gate_pins_the_final_configuration(tmp_pa
     path.write_text(json.dumps({"config": {"strategy": "auto", "params": {"overlap": 0, "prefix": False},
                                            "use_context": False}}), encoding="utf-8")
     assert "钉的就是这份配置" in O.gate_sentence(final, path)
+    assert "但它的尺子是命中率（hit@5）" in O.gate_sentence(final, path, 2560)       # the file names no budget
+    path.write_text(json.dumps({"config": {"strategy": "auto", "params": {"overlap": 0, "prefix": False},
+                                           "use_context": False, "budget": 2560}}), encoding="utf-8")
+    assert "尺子也是本章做决定的同预算命中率（每题 2560 字）" in O.gate_sentence(final, path, 2560)
+    assert "不是本章做决定的每题 1000 字" in O.gate_sentence(final, path, 1000)
     path.write_text(json.dumps({"config": {"strategy": "auto", "params": {}, "use_context": True}}), encoding="utf-8")
     assert "另一份配置" in O.gate_sentence(final, path)
     assert "无从比较" in O.gate_sentence(final, tmp_path / "missing.json")

@@ -246,7 +246,8 @@ def _reference_rule(result, simpler):
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:+.1f}%"
+    """A signed percentage; an exact 0 without a sign (an end touching 0 must not read as above it)."""
+    return "0.0%" if x == 0 else f"{100 * x:+.1f}%"
 
 
 def _case(result, simpler) -> str:
@@ -265,15 +266,15 @@ def _why(result, simpler) -> str:
         return "区间整个在 0 之下：测出了损失，应不采纳（refuse）；更简单也抵不了一个测出来的损失。"
     if simpler and lo >= -MARGIN:
         return (f"区间含 0，下端 {_pct(lo)} 没有低于 -{m}：最坏也只比当前配置差 {max(0.0, -100 * lo):.1f} 个点，"
-                f"在事先登记的界值（{m}）之内。不比当前差、而且更简单，应采纳（adopt）——这就是“不差且更简单”那一支。")
+                f"在事先登记的界值（{m}）之内（附录 B 叫它“非劣”）。最坏也差不过界值、而且更简单，应采纳（adopt）——这就是“不差且更简单”那一支。")
     if simpler:
         return (f"候选更简单，但区间下端 {_pct(lo)} 低于 -{m}：它可能让命中率掉得比界值还多。这批题还分不出来，"
-                "应回答 need_more_data（加题再量），既不是采纳，也不是拒绝。")
+                "应回答 need_more_data（加题再量），既不是采纳，也不是不采纳。")
     if hi <= MARGIN:
         return (f"候选更复杂，区间含 0、上端 {_pct(hi)} 不超过 +{m}：即使有收益，也小到不值得为它增加复杂度，"
                 "应不采纳（refuse）。区间含 0 不等于“没有作用”，这里拒绝的理由是上端已经够小。")
     return (f"候选更复杂，区间含 0、上端 {_pct(hi)} 超过 +{m}：可能有值得要的收益，也可能没有。这批题分不出，"
-            "应回答 need_more_data，而不是直接拒绝：拒绝会把一个可能有用的改动当成没用。")
+            "应回答 need_more_data，而不是直接不采纳：那会把一个可能有用的改动当成没用。")
 
 
 def _decision(candidate, result, simpler) -> str:
@@ -333,7 +334,7 @@ exercise(Exercise(
     title="练习 7.3 写一条采纳规则并用上它",
     task="实现 rule(result, simpler) -> \"adopt\" | \"refuse\" | \"need_more_data\"。result 是候选减当前配置的同预算"
          "配对差值 {'diff', 'lo', 'hi'}（做判定的区间，命中率的比例），simpler 说候选是否比当前配置更简单。依次："
-         "区间整个在 0 之上采纳；整个在 0 之下不采纳；更简单的候选，下端不低于 -MARGIN（2 个点）就采纳，否则要更多数据；"
+         f"区间整个在 0 之上采纳；整个在 0 之下不采纳；更简单的候选，下端不低于 -MARGIN（{100 * MARGIN:.0f} 个点）就采纳，否则要更多数据；"
          "更复杂的候选，上端不超过 +MARGIN 就不采纳，否则要更多数据。",
     checks=[("五类情形：提升、损失、等效且更简单、等效但更复杂、分不出", _rule_examples),
             ("随机区间上与规则一致（含界值上的区间）", _rule_properties)],

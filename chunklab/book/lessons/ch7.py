@@ -468,18 +468,24 @@ def week4(it: Iteration, adopted: str | None) -> dict:
     out.update(ov_overlapping=overlapping, ov_nchunks=len(chunks_50), ov_saved=chars_50 - chars_0,
                ov_saved_share=(chars_50 - chars_0) / chars_50, ov_b_lo_pts=-100 * d_ov["b"]["lo"],
                ov_b_hi_pts=100 * d_ov["b"]["hi"], ov_k_lo_pts=-100 * d_ov["k"]["lo"])
+    margin = EQUIVALENCE_MARGINS["hit"]
+    whole = all(-margin <= d_ov[r]["lo"] and d_ov[r]["hi"] <= margin for r in ("b", "k"))
+    worse_ok = all(d_ov[r]["lo"] >= -margin for r in ("b", "k"))
+    out["ov_within"] = (f"两个区间都整个落在 ±{100 * margin:.0f} 个点的界值之内" if whole else
+                        f"两个区间的下端都没有低于 −{100 * margin:.0f} 个点的界值" if worse_ok else
+                        f"但至少一个区间的下端低于 −{100 * margin:.0f} 个点的界值")
     if adopted is None:
         out["w4_story"] = ("三个候选都没有拿出规则要求的证据，于是不增加复杂度，把时间花在后面两件事上：索引版本与上线自检。"
                            "这不是说父子块没用：在章节很长、答案需要大段上下文的语料上，或生成端的上下文不那么紧张时，结论可能不同。")
     elif it.decisions[adopted]["simpler"]:
-        out["w4_story"] = ("两个父子块候选没有拿出证据，不增加那一层索引；去掉 overlap 的候选走的是“不比当前差、而且更简单”"
+        out["w4_story"] = ("两个父子块候选没有拿出证据，不增加那一层索引；去掉 overlap 的候选走的是“不差且更简单”"
                            "那一支：它不是测出了收益，而是在事先登记的界值内没有测出值得在意的损失，换来一个更小、没有重复文字的索引。")
     else:
         out["w4_story"] = "它在同预算下拿出了规则要求的证据；代价是多一层索引（或多一个参数）要维护，下面的版本绑定与自检同样适用。"
     if adopted is None:
         out["w4_decision"] = "三个候选都不采纳，第三周结束时的配置就是最终配置"
     else:
-        out["w4_decision"] = f"采纳「{adopted}」" + ("（更简单、不比当前配置差）" if it.decisions[adopted]["simpler"]
+        out["w4_decision"] = f"采纳「{adopted}」" + ("（更简单，且最坏也不比当前配置差过界值）" if it.decisions[adopted]["simpler"]
                                                  and it.decisions[adopted]["b"]["lo"] <= 0 else "")
     return out
 

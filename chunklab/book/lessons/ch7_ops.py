@@ -124,7 +124,7 @@ def path_numbers(it: Iteration, gate_baseline: str | Path = GATE_BASELINE) -> di
     adopted = [label for label, d in it.decisions.items() if d["adopted"]]
     waiting = [label for label, d in it.decisions.items() if d["outcome"] == "need_more_data"]
     return {
-        "final_label": last, "final_desc": config_zh(it.cfg(last)), "gate": gate_sentence(it.cfg(last), gate_baseline),
+        "final_label": last, "final_desc": config_zh(it.cfg(last)), "gate": gate_sentence(it.cfg(last), gate_baseline, it.budget),
         "final_json": json.dumps(canonical_config(it.cfg(last))["params"], ensure_ascii=False),
         "gap_pts": 100 * (it.hit(first)["mean"] - ARTICLE_START),
         "final_hit": it.hit(last)["mean"], "final_bhit": it.hit(last, "b")["mean"],
@@ -302,15 +302,22 @@ def audit_numbers(it: Iteration, base: Sequence[Any], final: Sequence[Any]) -> d
             else "带有 PDF 抽取记录，审计按记录检查了扫描页"}
 
 
-def gate_sentence(config: dict, baseline: str | Path) -> str:
-    """Whether the regression gate's pinned configuration (its baseline file) is ``config``, in a sentence."""
+def gate_sentence(config: dict, baseline: str | Path, budget: int | None = None) -> str:
+    """Whether the regression gate's pinned configuration (its baseline file) is ``config``, in a sentence;
+    with ``budget`` (the chapter's deciding ruler), also whether the gate decides with the same ruler."""
     path = Path(baseline)
     if not path.exists():
         return "本书仓库里的回归门禁（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）不在这份安装里，无从比较。"
     pinned = json.loads(path.read_text(encoding="utf-8"))["config"]
     gate = {"strategy": pinned["strategy"], "params": pinned.get("params", {}), "use_context": pinned.get("use_context", False)}
     if canonical_config(gate) == canonical_config({**config, "use_context": config.get("use_context", False)}):
-        return "本书仓库里的回归门禁（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）钉的就是这份配置。"
+        head = "本书仓库里的回归门禁（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）钉的就是这份配置"
+        if budget is None:
+            return head + "。"
+        if pinned.get("budget") == budget:
+            return head + f"，尺子也是本章做决定的同预算命中率（每题 {budget} 字）。"
+        ruler = f"每题 {pinned['budget']} 字的同预算命中率" if pinned.get("budget") else f"命中率（hit@{pinned.get('k', 5)}）"
+        return head + f"，但它的尺子是{ruler}，不是本章做决定的每题 {budget} 字的同预算命中率。"
     return (f"本书仓库里的回归门禁文件（`tests/test_regression_gate.py`，第 5 章 5.9 节讲它）钉的还是另一份配置"
             f"（{config_zh(gate)}）：门禁只问“同一份配置今天有没有变差”，钉哪一份都能用；上线时该钉的是这里按规则采纳的这一份。")
 
