@@ -209,20 +209,20 @@ def content_types(lab: Lab) -> dict[str, Any]:
 def _heatmap(per_type: dict, overall: dict, n_type: dict, types: list) -> Figure:
     labs = list(per_type)
     grid = np.array([[per_type[l][t]["mean"] for t in types] for l in labs])
-    fig, ax = new_figure((9.5, 5.4))
+    fig, ax = new_figure((10.5, 6.6))
     lo = np.floor(grid.min() * 10) / 10
     im = ax.imshow(grid, cmap="viridis", aspect="auto", vmin=lo, vmax=1)
-    ax.set_xticks(range(len(types)), [f"{t}\n（{n_type[t]} 题）" for t in types])
-    ax.set_yticks(range(len(labs)), [f"{l}（全部 {overall[l]['mean']:.2f}）" for l in labs])
+    ax.set_xticks(range(len(types)), [f"{t}\n（{n_type[t]} 题）" for t in types], fontsize=10)
+    ax.set_yticks(range(len(labs)), [f"{l}（全部 {overall[l]['mean']:.2f}）" for l in labs], fontsize=10)
     best = grid.max(axis=0)
     for i, l in enumerate(labs):
         for j, t in enumerate(types):
             a = per_type[l][t]
-            ax.text(j, i, f"{a['mean']:.2f}\n[{a['lo']:.2f}, {a['hi']:.2f}]", ha="center", va="center", fontsize=7.5,
+            ax.text(j, i, f"{a['mean']:.2f}\n[{a['lo']:.2f}, {a['hi']:.2f}]", ha="center", va="center", fontsize=9,
                     color="white" if a["mean"] < lo + 0.6 * (1 - lo) else "black")
             if a["mean"] == best[j]:
                 ax.add_patch(_rect(j, i))
-    ax.set_title(f"每种内容类型下的同预算命中率（{BUDGET:,} 字预算，方括号为 95% 区间，橙框为该列最高）", fontsize=11)
+    ax.set_title(f"每种内容类型下的同预算命中率（{BUDGET:,} 字预算，方括号为 95% 区间，橙框为该列点估计最高，并列都框）", fontsize=11)
     fig.colorbar(im, ax=ax, shrink=0.8, label="同预算命中率")
     fig.tight_layout()
     return fig
@@ -301,7 +301,7 @@ def _ti(question_type: str) -> str:
 
 
 def _specialist_figure(info: dict) -> Figure:
-    fig, ax = new_figure((8.6, 3.4))
+    fig, ax = new_figure((9, 4))
     names = list(info)
     series = [("h_def", "len_def", "专用策略，默认 target", "#f59e0b"),
               ("h_500", "len_500", f"专用策略，target={MATCHED_TARGET}", "#2563eb"),
@@ -310,7 +310,7 @@ def _specialist_figure(info: dict) -> Figure:
     for j, (key, lkey, name, colour) in enumerate(series):
         ys = [info[n][key] for n in names]
         bars = ax.bar(np.arange(len(names)) + (j - 1) * width, ys, width, color=colour, label=name)
-        ax.bar_label(bars, [f"{y:.0%}\n{info[n][lkey]:.0f}字" for y, n in zip(ys, names)], fontsize=7, padding=2)
+        ax.bar_label(bars, [f"{y:.0%}\n{info[n][lkey]:.0f}字" for y, n in zip(ys, names)], fontsize=8, padding=2)
     ax.set_xticks(range(len(names)), [f"{n}\n（{_ti(info[n]['qt'])} {info[n]['n']} 道）" for n in names])
     ax.set_ylim(0, 1.2)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
