@@ -130,6 +130,22 @@ def test_heading_straddles_markdown_never_and_sentence_often(xiaobei):
     assert n["straddle_markdown"] == 0 and n["straddle_sentence"] > 0.3
 
 
+def test_heading_straddles_corrects_its_two_comparisons_together(xiaobei):
+    md = [d for d in xiaobei if d.meta.get("type") == "markdown"][:8]
+    n = lin.heading_straddles(md)["numbers"]
+    assert "Holm 校正" in n["straddle_vs_fixed"] and "Holm 校正" in n["straddle_vs_rec"]
+
+
+def test_rate_diffs_holm_widens_the_interval_of_the_first_test():
+    rng = np.random.default_rng(1)
+    a = {f"d{i}": list(rng.random(20) < 0.5) for i in range(12)}
+    b = {f"d{i}": list(rng.random(20) < 0.3) for i in range(12)}
+    plain, held = lin.rate_diff(a, b), lin.rate_diffs_holm(a, {"b": b, "a": a})
+    assert held["b"]["diff"] == pytest.approx(plain["diff"])
+    assert held["b"]["lo"] <= plain["lo"] and held["b"]["hi"] >= plain["hi"] and held["b"]["level"] == 0.975
+    assert held["a"]["diff"] == 0 and not held["a"]["significant"]
+
+
 def test_rate_diff_is_zero_for_identical_flags_and_signed():
     a = {"x": [True, False, True], "y": [False, False]}
     assert lin.rate_diff(a, a) == {"diff": 0.0, "lo": 0.0, "hi": 0.0}
@@ -163,6 +179,7 @@ def test_clause_cuts_only_long_or_unnumbered_articles(labour, labour_structure):
     r = struct.clause_levels(labour, labour_structure)
     assert r["numbers"]["numbered_short_cut"] == 0
     assert sum(r["levels"].values()) == len(labour_structure["chunks"]["clause 512"])
+    assert r["levels_text"].startswith("条款本身 ") and "clause" not in r["levels_text"]
 
 
 def test_html_demo_loses_its_heading_tree_when_headings_are_styled():
@@ -274,3 +291,28 @@ def test_scorecard_figure_has_one_bar_per_strategy_in_each_panel():
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(fake)
     assert {t.get_text() for t in fig.legends[0].get_texts()} == {FAMILY_ZH[f] for f in reg.family_tree()}
     plt.close(fig)
+
+
+def test_boundary_vs_fixed_corrects_every_boundary_strategy_together():
+    rng = np.random.default_rng(0)
+    docs = np.repeat(np.arange(20), 10)
+    fixed = (rng.random(200) < 0.3).astype(float)
+    fake = {"fixed": {"cut_flags": fixed}, "token": {"cut_flags": fixed},
+            "recursive": {"cut_flags": np.zeros(200)}, "sentence_window": {"cut_flags": fixed},
+            "markdown": {"cut_flags": fixed}}
+    res = card.boundary_vs_fixed(fake, docs)
+    assert set(res) == {"recursive", "markdown"}          # no geometric strategy, no sentence window
+    assert all(r["m"] == 2 and r["method"] == "holm" for r in res.values())
+    assert res["recursive"]["significant"] and res["recursive"]["diff"] > 0
+    assert res["markdown"]["diff"] == 0 and not res["markdown"]["significant"]
+
+
+def test_c2_note_says_what_the_interval_allows():
+    worse = sem.c2_note({"diff": -0.07, "lo": -0.12, "hi": -0.01, "significant": True}, policy=True)
+    assert worse.startswith("语义切分显著更差")
+    unclear = sem.c2_note({"diff": 0.10, "lo": -0.07, "hi": 0.31, "significant": False}, policy=False)
+    assert "点估计" in unclear and "跨过 0" in unclear and "显著" not in unclear
+    tie = sem.c2_note({"diff": 0.0, "lo": -0.24, "hi": 0.24, "significant": False}, policy=False)
+    assert "有利" not in tie and "相同" in tie
+    below = sem.c2_note({"diff": -0.008, "lo": -0.05, "hi": 0.04, "significant": False}, policy=True)
+    assert "排除了原文的 +6 个百分点" in below

@@ -71,12 +71,17 @@ def law_structure(law_docs: Sequence[Document]) -> dict[str, Any]:
     rec_len_ci = bootstrap_ci(rec_lens, clusters=[c.doc_id for c in law_chunks["recursive 512"]])
     short_share = float((rec_lens < 256).mean())
     rm = metrics["recursive 512"]
+    rel = [c21_ci["fixed 512"][k] / criterion("C21", "fixed").claimed - 1 for k in ("lo", "hi")]
+    straddles_tol = any(abs(x) <= LEVEL_TOLERANCE for x in rel) and any(abs(x) > LEVEL_TOLERANCE for x in rel)
+    edge = (f"（区间对应的相对差从 {rel[0]:+.0%} 到 {rel[1]:+.0%}，跨在 ±{LEVEL_TOLERANCE:.0%} 容差的边上，"
+            "这一行的判定不宜看得太重）") if straddles_tol else ""
     band = [criterion("C21", "recursive").claimed * (1 + t) for t in (-LEVEL_TOLERANCE, LEVEL_TOLERANCE)]
     claims = [
         _level_row("C15", "", "固定 512 切分的段落对齐率（法规）", c15_ci,
                    f"{1 - c15_ci['mean']:.0%} 的固定块不从段落开头开始：逐条引用的法规、合同不要用固定窗口作主切法"),
         _level_row("C21", "fixed", "512 时被切断的条款比例：fixed", c21_ci["fixed 512"],
-                   f"固定减递归 {fmt_diff(c21_res)}（同一批条款配对）：按条款有边界的文本，递归或条款切分切断得少得多"),
+                   f"{edge.strip('（）') + '。' if edge else ''}固定减递归 {fmt_diff(c21_res)}（同一批条款配对）："
+                   "按条款有边界的文本，递归或条款切分切断得少得多"),
         _level_row("C21", "recursive", "512 时被切断的条款比例：recursive", c21_ci["recursive 512"],
                    f"容差 ±{LEVEL_TOLERANCE:.0%}，即 {band[0]:.2%}–{band[1]:.2%}；被切断的都是一块装不下的长条款",
                    digits=2),
@@ -88,8 +93,6 @@ def law_structure(law_docs: Sequence[Document]) -> dict[str, Any]:
                   f"相对差 {rm['len_max'] / criterion('C18', 'max').claimed - 1:+.0%}：我们的实现合并从不越过 target，"
                   f"不会出现超长块；不均匀在短块一侧（不到 256 字的占 {short_share:.1%}）", part="max", value=rm["len_max"]),
     ]
-    rel = [c21_ci["fixed 512"][k] / criterion("C21", "fixed").claimed - 1 for k in ("lo", "hi")]
-    straddles_tol = any(abs(x) <= LEVEL_TOLERANCE for x in rel) and any(abs(x) > LEVEL_TOLERANCE for x in rel)
     numbers = {
         "n_articles": len(articles),
         "c15_width_ratio": (c15_ci["hi"] - c15_ci["lo"]) / (c15_naive["hi"] - c15_naive["lo"]),
@@ -97,8 +100,7 @@ def law_structure(law_docs: Sequence[Document]) -> dict[str, Any]:
         "c15_verdict": claims[0].verdict, "c21_fixed_verdict": claims[1].verdict, "c21_rec_verdict": claims[2].verdict,
         "c21_fixed_rel": claims[1].value / claims[1].criterion.claimed - 1,
         "c21_rec_rel": claims[2].value / claims[2].criterion.claimed - 1,
-        "c21_fixed_edge": (f"（区间对应的相对差从 {rel[0]:+.0%} 到 {rel[1]:+.0%}，跨在 ±{LEVEL_TOLERANCE:.0%} 容差的边上，"
-                           "这一行的判定不宜看得太重）") if straddles_tol else "",
+        "c21_fixed_edge": edge,
         "rec_mean": rm["len_mean"], "rec_max": rm["len_max"], "rec_median": rm["len_median"], "rec_short": short_share,
         "n_clusters": c15_ci["clusters"], "n_chunks_fixed": len(aligned),
     }

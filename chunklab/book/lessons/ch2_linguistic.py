@@ -14,10 +14,11 @@ from ... import strategies  # noqa: F401  (importing it registers every strategy
 from ...base import chunk, get_strategy
 from ...core import Chunk, Document
 from ...strategies.structure import markdown_headings
+from ...evaluation.stats import deciding_levels
 from ..claims import fmt_diff
 
 __all__ = ["strip_marks", "cuts_at_sentence_end", "degenerate_recursive", "long_article_cuts", "straddles",
-           "rate_diff", "heading_straddles", "paragraph_fallback", "open_lines", "ocr_line_cuts"]
+           "rate_diff", "rate_diffs_holm", "heading_straddles", "paragraph_fallback", "open_lines", "ocr_line_cuts"]
 
 #: A cut "at a sentence end" has one of these between the two chunks' text.
 SENT_END = set("。！？；!?;\n")
@@ -111,19 +112,55 @@ def straddles(doc: Document, chunks: Sequence[Chunk]) -> list[bool]:
     return flags
 
 
+def _rate_draws(a: dict[str, Sequence[bool]], b: dict[str, Sequence[bool]], n: int, seed: int):
+    """The difference of the two pooled rates and its cluster-bootstrap draws (whole documents)."""
+    docs = list(a)
+    hits = np.array([[sum(x[d]) for d in docs] for x in (a, b)], float)
+    sizes = np.array([[len(x[d]) for d in docs] for x in (a, b)], float)
+    w = np.random.default_rng(seed).multinomial(len(docs), np.full(len(docs), 1 / len(docs)), size=n)
+    draws = (w @ hits[0]) / (w @ sizes[0]) - (w @ hits[1]) / (w @ sizes[1])
+    return hits[0].sum() / sizes[0].sum() - hits[1].sum() / sizes[1].sum(), draws
+
+
 def rate_diff(a: dict[str, Sequence[bool]], b: dict[str, Sequence[bool]], n: int = 2000, seed: int = 0) -> dict:
     """Difference of two per-chunk rates over the same documents, ``a = {doc: flags}``.
 
     A cluster bootstrap that resamples whole documents (the same draw for both chunkings), since
     chunks of one document are not independent. Returns ``diff``, ``lo``, ``hi`` (95%).
     """
-    docs = list(a)
-    hits = np.array([[sum(x[d]) for d in docs] for x in (a, b)], float)
-    sizes = np.array([[len(x[d]) for d in docs] for x in (a, b)], float)
-    w = np.random.default_rng(seed).multinomial(len(docs), np.full(len(docs), 1 / len(docs)), size=n)
-    draws = (w @ hits[0]) / (w @ sizes[0]) - (w @ hits[1]) / (w @ sizes[1])
-    return {"diff": hits[0].sum() / sizes[0].sum() - hits[1].sum() / sizes[1].sum(),
-            "lo": float(np.quantile(draws, 0.025)), "hi": float(np.quantile(draws, 0.975))}
+    diff, draws = _rate_draws(a, b, n, seed)
+    return {"diff": diff, "lo": float(np.quantile(draws, 0.025)), "hi": float(np.quantile(draws, 0.975))}
+
+
+def rate_diffs_holm(a: dict[str, Sequence[bool]], others: dict[str, dict[str, Sequence[bool]]], n: int = 2000,
+                    seed: int = 0, alpha: float = 0.05) -> dict[str, dict]:
+    """:func:`rate_diff` of ``a`` against each of ``others``, made together and Holm-corrected.
+
+    Each result carries the interval that decides (drawn at Holm's level,
+    :func:`~chunklab.evaluation.stats.deciding_levels`), ``level``, ``m`` and ``method`` — so
+    :func:`~chunklab.book.claims.fmt_diff` prints it as a corrected interval.
+
+    >>> a = {"x": [True] * 5 + [False] * 5, "y": [True, False]}
+    >>> r = rate_diffs_holm(a, {"same": a, "none": {"x": [False] * 10, "y": [False] * 2}})
+    >>> r["none"]["m"], r["none"]["level"], r["none"]["significant"]   # the smaller p: tested first
+    (2, 0.975, True)
+    >>> r["same"]["level"], r["same"]["significant"]                  # then at the usual level
+    (0.95, False)
+    """
+    runs = {k: _rate_draws(a, b, n, seed) for k, b in others.items()}
+    ps = []
+    for diff, draws in runs.values():
+        if np.all(draws == 0):
+            ps.append(1.0)
+        else:
+            tail = min(np.count_nonzero(draws <= 0), np.count_nonzero(draws >= 0))
+            ps.append(min(1.0, 2 * (tail + 1) / (len(draws) + 1)))
+    out = {}
+    for (k, (diff, draws)), p, al in zip(runs.items(), ps, deciding_levels(ps, "holm", alpha)):
+        lo, hi = (float(x) for x in np.quantile(draws, [al / 2, 1 - al / 2]))
+        out[k] = {"diff": diff, "lo": lo, "hi": hi, "p": p, "level": 1 - al, "m": len(runs), "method": "holm",
+                  "significant": bool(lo > 0 or hi < 0)}
+    return out
 
 
 #: The chunkings compared on headings (about 500 characters each).
@@ -134,12 +171,13 @@ STRADDLE_SETTINGS = [("fixed", {"size": 500}), ("recursive", {"target": 500}), (
 def heading_straddles(md_docs: Sequence[Document]) -> dict[str, Any]:
     """Share of chunks whose body runs across a heading, per chunking in :data:`STRADDLE_SETTINGS`.
 
-    ``numbers``: the sentence and markdown rates, sentence − fixed and sentence − recursive (95%
-    intervals resampling whole documents) and ``sentence_indistinct`` (both intervals hold 0).
+    ``numbers``: the sentence and markdown rates, sentence − fixed and sentence − recursive (made
+    together, Holm-corrected; intervals resample whole documents) and ``sentence_indistinct`` (both
+    deciding intervals hold 0).
     """
     flags = {name: {d.id: straddles(d, chunk(d, name, **p)) for d in md_docs} for name, p in STRADDLE_SETTINGS}
     counts = {k: (sum(map(sum, v.values())), sum(map(len, v.values()))) for k, v in flags.items()}
-    vs = {o: rate_diff(flags["sentence"], flags[o]) for o in ("fixed", "recursive")}
+    vs = rate_diffs_holm(flags["sentence"], {o: flags[o] for o in ("fixed", "recursive")})
     return {"rows": [(k, bad, total, f"{bad / total:.1%}") for k, (bad, total) in counts.items()],
             "numbers": {"straddle_sentence": counts["sentence"][0] / counts["sentence"][1],
                         "straddle_markdown": counts["markdown"][0] / counts["markdown"][1],

@@ -47,35 +47,37 @@ def family_tree() -> dict[str, list[str]]:
 
 
 def family_diagram(title: str = "chunklab 的切分策略谱系：刀口从哪里来"):
-    """A figure: the families (Chinese names and where their cuts come from) and their strategies.
+    """A figure: one row per family (Chinese name, where its cuts come from) with its strategies.
 
-    Drawn from the registry, so a new strategy appears on its own. Returns the matplotlib figure.
+    Drawn from the registry, so a new strategy appears on its own. The strategies of a family
+    sit side by side in its row, so the figure stays short and its text large enough to read at
+    the site's width. Returns the matplotlib figure.
     """
     use_cjk_font()
     tree = family_tree()
-    n = sum(len(v) for v in tree.values())
-    fig, ax = plt.subplots(figsize=(8.6, 0.34 * n + 0.9))
-    ax.set_xlim(0, 10)
-    ax.set_ylim(n + 0.2, -0.9)
+    width, left, row_h = 8.0, 3.1, 0.62      # inches: figure width, strategy column, row height
+    chip_pt, gap = 11, 0.16                   # strategy names: font size (pt) and gap (inches)
+    height = row_h * len(tree) + 0.7
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
     ax.axis("off")
+    ax.text(width / 2, 0.27, title, ha="center", va="center", fontsize=12.5)
     colours = plt.get_cmap("tab10").colors
-    row = 0
     for i, (family, names) in enumerate(tree.items()):
-        colour = colours[i % len(colours)]
-        mid = row + (len(names) - 1) / 2
-        ax.text(0.05, mid, FAMILY_ZH[family], ha="left", va="center", fontsize=10.5, weight="bold",
-                color="white", bbox=dict(boxstyle="round,pad=0.3", facecolor=colour, edgecolor="none"))
-        ax.text(1.25, mid, FAMILY_CUE[family], ha="left", va="center", fontsize=8.5, color="#334155")
-        for j, name in enumerate(names):
-            y = row + j
-            ax.plot([5.3, 6.0], [mid, y], color=colour, lw=1)
-            ax.text(6.1, y, name, ha="left", va="center", fontsize=9.5, family="monospace",
-                    bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor=colour))
-        row += len(names)
-        if row < n:
-            ax.axhline(row - 0.5, xmin=0.0, xmax=0.98, color="#e2e8f0", lw=0.8)
-    ax.set_title(title, fontsize=11)
-    fig.tight_layout()
+        colour, top = colours[i % len(colours)], 0.55 + i * row_h
+        mid = top + row_h / 2
+        if i:
+            ax.plot([0.1, width - 0.1], [top, top], color="#e2e8f0", lw=0.8)
+        ax.text(0.15, mid - 0.13, FAMILY_ZH[family], ha="left", va="center", fontsize=11.5, weight="bold",
+                color="white", bbox=dict(boxstyle="round,pad=0.25", facecolor=colour, edgecolor="none"))
+        ax.text(0.15, mid + 0.16, FAMILY_CUE[family], ha="left", va="center", fontsize=9.5, color="#334155")
+        x = left
+        for name in names:
+            ax.text(x, mid, name, ha="left", va="center", fontsize=chip_pt, family="monospace",
+                    bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor=colour, lw=1.2))
+            x += len(name) * 0.6 * chip_pt / 72 + gap
     return fig
 
 

@@ -10,12 +10,13 @@ from typing import Any, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ... import strategies  # noqa: F401  (importing it registers every strategy)
 from ...base import chunk, get_strategy
 from ...core import Chunk, Document
 from ...evaluation import evaluate, paired_bootstrap, structure_metrics
+from ...evaluation.stats import deciding_levels
 from ...length import count_tokens
 from ...strategies.container import find_tables, find_turns
 from ...strategies.router import route
@@ -24,7 +25,7 @@ from ...viz.fonts import use_cjk_font
 from ..labels import FAMILY_ZH
 
 __all__ = ["kept", "container_units", "container_failures", "SCORECARD", "scorecard", "E5Limit",
-           "over_limit", "hidden_questions", "tail_cost", "limit_claims", "code_symbols", "self_describing", "scorecard_figure"]
+           "boundary_vs_fixed", "over_limit", "hidden_questions", "tail_cost", "limit_claims", "code_symbols", "self_describing", "scorecard_figure"]
 
 
 def kept(chunks: Sequence[Chunk], text: str, a: int, b: int, head: int | None = None) -> bool:
@@ -170,7 +171,32 @@ def scorecard(docs: Sequence[Document], questions: Sequence) -> dict[str, Any]:
     }
     for name in ("fixed", "token"):
         numbers[f"card_{name}_mean"], numbers[f"card_{name}_std"] = card[name]["len_mean"], card[name]["len_std"]
-    return {"card": card, "rows": rows, "numbers": numbers, "top_fallback": sorted(card, key=lambda k: -card[k]["fb"])[:5]}
+    boundary = boundary_vs_fixed(card, span_doc)
+    weakest = min(boundary, key=lambda k: boundary[k]["lo"])
+    numbers.update({"card_boundary_n": len(boundary), "card_boundary_all": all(
+        r["significant"] and r["diff"] > 0 for r in boundary.values()),
+        "card_boundary_weakest": weakest, "card_boundary_weakest_diff": fmt_diff(boundary[weakest])})
+    return {"card": card, "boundary": boundary, "rows": rows, "numbers": numbers, "top_fallback": sorted(card, key=lambda k: -card[k]["fb"])[:5]}
+
+
+def boundary_vs_fixed(card: dict[str, Any], clusters: Sequence[Any]) -> dict[str, dict]:
+    """Evidence cut of fixed minus that of every strategy cutting at a language or structure boundary.
+
+    All of them are compared with fixed together (Holm): every non-geometric strategy of the
+    scorecard except ``sentence_window``, whose unit is one sentence by design. ``clusters`` (the
+    document of each evidence span) makes every interval resample whole documents. Each result's
+    interval is the deciding one, with ``level``, ``m`` and ``method`` for
+    :func:`~chunklab.book.claims.fmt_diff`.
+    """
+    names = [n for n in card if get_strategy(n).family != "geometric" and n != "sentence_window"]
+    fixed = card["fixed"]["cut_flags"]
+    first = {n: paired_bootstrap(fixed, card[n]["cut_flags"], clusters=clusters) for n in names}
+    alphas = deciding_levels([first[n]["p"] for n in names], "holm")
+    out = {}
+    for n, al in zip(names, alphas):
+        r = paired_bootstrap(fixed, card[n]["cut_flags"], clusters=clusters, level=1 - al)
+        out[n] = {**r, "m": len(names), "method": "holm"}
+    return out
 
 
 class E5Limit:
@@ -309,7 +335,12 @@ def scorecard_figure(card: dict[str, Any], title: str = "小北上的全家福�
         for i, v in enumerate(vals):
             ax.text(v, i, f" {v:.1f}%" if key == "cut" else f" {v:.0f}%", va="center", fontsize=7.5)
         ax.set_xlabel(label, fontsize=8.5)
-        ax.set_xlim(0, max(vals) * 1.3 + 1)
+        if key == "fb":   # a share of chunks: ticks up to 100% only, room on the right for the labels
+            ax.set_xlim(0, 118)
+            ax.set_xticks([0, 25, 50, 75, 100])
+        else:             # whole-percent ticks, so no label is a rounded 2.5%
+            ax.set_xlim(0, max(vals) * 1.3 + 1)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 5, 10], integer=True))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.0f}%"))
     axes[0].set_yticks(range(len(names)), names, fontsize=8.5)
     axes[0].invert_yaxis()

@@ -24,7 +24,7 @@ from ..claims import claim_row, fmt_diff, verdict
 from ..criteria import criterion
 
 __all__ = ["without_headings", "heading_credit", "policy_docs", "prose_docs", "SEM_E5", "ENGINES",
-           "semantic_vs_fixed", "adjacent_pairs", "e5_speed", "c2_claims"]
+           "semantic_vs_fixed", "adjacent_pairs", "e5_speed", "c2_note", "c2_claims"]
 
 
 def without_headings(doc: Document) -> tuple[Document, list[int]]:
@@ -168,14 +168,35 @@ def e5_speed(sample: Sequence[str]) -> float:
     return sum(map(len, sample)) / (time.perf_counter() - t0)
 
 
+def c2_note(t: dict[str, Any], policy: bool) -> str:
+    """What one C2 comparison (semantic − fixed, corrected) means for practice, in the row's own terms.
+
+    >>> c2_note({"diff": -0.066, "lo": -0.12, "hi": -0.01, "significant": True}, policy=True)
+    '语义切分显著更差：有标题的制度不必用语义切分'
+    >>> c2_note({"diff": 0.10, "lo": -0.07, "hi": 0.31, "significant": False}, policy=False)
+    '点估计对语义切分有利，但区间跨过 0、题太少：要用，先在自己的文档和检索器上配对比较'
+    """
+    claimed = criterion("C2", "hit").claimed
+    if t["significant"]:
+        what = "语义切分显著更差" if t["diff"] < 0 else "语义切分显著更好"
+    elif t["diff"] == 0:
+        what = "两者命中率相同，但区间很宽" + ("" if policy else "、题太少")
+    else:
+        lean = "有利" if t["diff"] > 0 else "不利"
+        what = f"点估计对语义切分{lean}，但区间跨过 0" + ("" if policy else "、题太少")
+        if policy and t["hi"] < claimed:
+            what += f"，也排除了原文的 {100 * claimed:+.0f} 个百分点"
+    if policy:
+        return what + "：有标题的制度不必用语义切分"
+    return what + "：要用，先在自己的文档和检索器上配对比较"
+
+
 def c2_claims(policy: dict[str, Any], prose: dict[str, Any]) -> list:
     """C2's claim rows: the chunk count on the policies, and hit@5 per engine on policies and on prose."""
     n = policy["numbers"]
     rows = [claim_row("C2", "语义切分相对固定 512 的块数（制度）", "少 35%", f"{n['n_sem']} 对 {n['n_fixed']}（{n['rel']:+.0%}）",
                       f"相对变化 {n['rel']:+.2f} 对原文的 {criterion('C2', 'chunks').claimed:+.2f}：块数取决于阈值和 min，"
                       "照搬别人的参数得不到别人的块数，先量自己的块长分布", part="chunks", value=n["rel"])]
-    advice = {"制度": "有标题的制度别用语义切分，按标题切即可",
-              "纪要、通知等无结构文本": "方向对语义切分有利但题太少；要用，先在自己的文档和检索器上配对比较"}
     for label, r, what in (("制度", policy, "只在制度内检索"), ("纪要、通知等无结构文本", prose, "在整个小北里检索")):
         for e, name in ENGINES.items():
             if e in r["tests"]:
@@ -183,6 +204,6 @@ def c2_claims(policy: dict[str, Any], prose: dict[str, Any]) -> list:
                 rows.append(claim_row(
                     "C2", f"hit@5：语义 − 固定 512（{label}，{name}）", "62% → 68%（+6 个百分点）",
                     f"{r['numbers'][e + '_fixed']:.1%} → {r['numbers'][e + '_sem']:.1%}，差 {fmt_diff(t)}",
-                    f"{r['numbers']['n_docs']} 份文档、{r['numbers']['n_q']} 题，{what}，三种检索一起校正。{advice[label]}",
-                    part="hit", result=t))
+                    f"{r['numbers']['n_docs']} 份文档、{r['numbers']['n_q']} 题，{what}，同类文档的三种检索一起校正。"
+                    + c2_note(t, policy=r is policy), part="hit", result=t))
     return rows
