@@ -1,4 +1,5 @@
-"""Chapter 4 exercises: table rows as sentences, where a function ends, the header in every rows-chunk."""
+"""Chapter 4 exercises: table rows as sentences, where a function ends, the header in every
+rows-chunk, and which handling each kind of content gets."""
 from __future__ import annotations
 
 import ast
@@ -387,4 +388,88 @@ exercise(Exercise(
     checks=[("三张手算的小表", _check_rows_examples), ("随机行数、随机 rows、宽表", _check_rows_properties)],
     solution=_reference_rows_chunks,
     wrong=[_wrong_rows_first_only, _wrong_rows_drop_tail, _wrong_rows_no_delim],
+))
+
+
+# -- ex4-route: which handling each kind of content gets (a decision, the chapter's takeaways) ----------
+
+#: The documents of the exercise (a description, the document) and the first thing ingestion does with each.
+ROUTE_CASES = [
+    ("billing/refunds.py：能解析的 Python 文件", {"kind": "python", "parses": True}, "code"),
+    ("billing/legacy_sync.py：留着合并冲突标记、解析失败的 Python 文件", {"kind": "python", "parses": False}, "recursive"),
+    ("差旅办法：带 Markdown 表格的制度文档", {"kind": "markdown", "tables": True}, "table"),
+    ("远程办公管理办法：没有表格的 Markdown 文档", {"kind": "markdown", "tables": False}, "recursive"),
+    ("客服记录：【会话】标题下一轮轮“[时间] 说话人：”", {"kind": "chat"}, "dialogue"),
+    ("人事 FAQ：“问：……答：……”", {"kind": "faq"}, "qa_pair"),
+    ("双栏排版、有文本层的 PDF", {"kind": "pdf", "text_layer": True}, "pipeline"),
+    ("扫描进来的入职通知（PDF 里只有图片）", {"kind": "pdf", "text_layer": False}, "ocr"),
+]
+
+#: Why the right answer is right, in the chapter's words (section in brackets).
+ROUTE_WHY = {
+    "code": "代码有语法树给出的精确边界：code 一个函数/类一块，context 带“路径 :: 签名”，放得下的函数不会被切开（4.1）",
+    "recursive": "",
+    "table": "表格要“不在行中间下刀 + 每块能找回表头”：table 按行切、表题和表头进 context（4.2）",
+    "dialogue": "对话的单元是发言轮次：dialogue 按轮次开窗，窗口只在回答之后结束，问答不会被拆开（4.3）",
+    "qa_pair": "FAQ 的单元是问答对：qa_pair 一问一答一块，问句进 meta（4.3）",
+    "pipeline": "PDF 先过 pipeline：按栏恢复阅读顺序、去页眉页脚、重建表格，之后才能切；逐行读会把双栏的证据拆散（4.4）",
+    "ocr": "扫描页没有文本层，不做 OCR 它就不在索引里，而且流水线不会报错；先 OCR，再进 pipeline（4.4）",
+}
+ROUTE_ANSWERS = sorted(ROUTE_WHY)
+
+
+def _reference_route(doc: dict) -> str:
+    kind = doc["kind"]
+    if kind == "python":
+        return "code" if doc["parses"] else "recursive"
+    if kind == "markdown":
+        return "table" if doc["tables"] else "recursive"
+    if kind == "pdf":
+        return "pipeline" if doc["text_layer"] else "ocr"
+    return {"chat": "dialogue", "faq": "qa_pair"}[kind]
+
+
+def _route_why(doc: dict, want: str) -> str:
+    if want != "recursive":
+        return ROUTE_WHY[want]
+    if doc["kind"] == "python":
+        return ("文件解析失败时 code 没有语法树可用，只能回退到 recursive；把 parse_failed 和报错记下来，"
+                "解析失败率要监控（4.1）")
+    return "没有表格、代码、对话这类结构的普通文档，按段落和句子切的 recursive 就是默认（第 2 章）"
+
+
+def _check_route(candidate) -> None:
+    for what, doc, want in ROUTE_CASES:
+        got = candidate(dict(doc))
+        if got not in ROUTE_ANSWERS:
+            raise Failure(f"route({doc!r}) 应返回 {', '.join(map(repr, ROUTE_ANSWERS))} 之一，你的函数返回了 {got!r}。")
+        if got != want:
+            raise Failure(f"{what}：route({doc!r}) 应返回 {want!r}，你的函数返回了 {got!r}。\n"
+                          f"为什么：{_route_why(doc, want)}。")
+
+
+def _wrong_route_all_recursive(doc: dict) -> str:
+    # one strategy for everything: the chapter's opening mistake
+    return "recursive"
+
+
+def _wrong_route_code_always(doc: dict) -> str:
+    # never looks at whether the file parses
+    return "code" if doc["kind"] == "python" else _reference_route(doc)
+
+
+def _wrong_route_no_ocr(doc: dict) -> str:
+    # every PDF straight into the pipeline, scanned or not
+    return "pipeline" if doc["kind"] == "pdf" else _reference_route(doc)
+
+
+exercise(Exercise(
+    id="ex4-route",
+    title="练习 4.4 每类内容交给谁",
+    task="实现 route(doc) -> str：doc 是一个描述文档的字典（kind 为 python / markdown / chat / faq / pdf，"
+         "python 带 parses，markdown 带 tables，pdf 带 text_layer），返回入库时对它做的第一件事："
+         "切分策略 'code'、'recursive'、'table'、'dialogue'、'qa_pair' 之一，或 PDF 的 'pipeline'（有文本层）/ 'ocr'（扫描件）。",
+    checks=[("小北知识库里的八类文档", _check_route)],
+    solution=_reference_route,
+    wrong=[_wrong_route_all_recursive, _wrong_route_code_always, _wrong_route_no_ocr],
 ))
