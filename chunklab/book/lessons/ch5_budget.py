@@ -208,7 +208,7 @@ def bias_test(cv: Curves, tokens_per_char: float) -> Bias:
     numbers = {f"did_{key}": fmt_diff(did[eng]) for eng, key in ENG_KEY.items()}
     numbers.update({f"did_v_{key}": row.verdict for (eng, key), row in zip(ENG_KEY.items(), c26)})
     words = {row.verdict for row in c26}
-    numbers["did_same"] = (f"三种检索器的判定都是“{next(iter(words))}”，这条结论不随检索器改变" if len(words) == 1
+    numbers["did_same"] = (f"三种检索器的判定都是“{next(iter(words))}”：在这里量过的每一种检索器下都是这个结论" if len(words) == 1
                            else "判定随检索器而变，不能只看一种检索器下结论")
     return Bias(rows, cols, numbers, c26)
 
