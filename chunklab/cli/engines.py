@@ -35,12 +35,16 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..evaluation import EvalSettings
+from ..evaluation.settings import parse_weights
+from ..params import ParamError
+from ..evaluation.metrics import METRIC_RULES
+from ..retrieval.dense import FUSIONS
 from ..retrieval.embedders import DEFAULT_EMBEDDER, EMBEDDERS, E5Embedder, USEEmbedder, get_embedder
 from .output import CLIError
 
 __all__ = ["RETRIEVER_NAMES", "NEEDS_EMBEDDER", "add_retrieval_args", "embedder_arg", "retrieval_options",
            "retriever_name", "split_side", "side_settings", "describe", "retrieval_fields", "embedder_from_spec",
-           "MethodEmbedder", "progress_env"]
+           "MethodEmbedder", "progress_env", "fusion_options", "fusion_text"]
 
 #: The retrievers ``--retriever`` accepts.
 RETRIEVER_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid")
@@ -140,6 +144,18 @@ def add_retrieval_args(sp: argparse.ArgumentParser, compare: bool = False) -> No
                          f"English; the others are neural models that ship in their wheels and run offline), or "
                          f"MODULE:ATTR: a callable list[str] -> vectors, or an object with "
                          f"embed_documents/encode/embed, or a class making one")
+    sp.add_argument("--fusion", choices=FUSIONS, default=None,
+                    help="how hybrid fuses BM25 and dense: rrf (reciprocal rank fusion, the default) or score "
+                         "(each ranking's scores min-max normalised per question, then summed)")
+    sp.add_argument("--weights", metavar="bm25=W,dense=W", default=None,
+                    help="weight of each ranking in the hybrid fusion, e.g. bm25=1,dense=2 (default: equal); "
+                         "a name left out weighs 1")
+    sp.add_argument("--metric-rules", choices=METRIC_RULES, default=None,
+                    help="chunklab (default) or chroma: Chroma's rules for its metrics, where chunklab deviates on "
+                         "purpose — a chunk is placed at the first occurrence of its text (a trailing '.' stripped) "
+                         "instead of where the splitter cut it, and a chunk that only touches the evidence counts in "
+                         "precision_omega's denominator (chunklab's precision_omega reads up to ~1 point above "
+                         "Chroma's report); only the metrics change, not what is retrieved")
     sp.add_argument("--progress", action="store_true",
                     help="show the embedding progress bar on stderr even when stderr is not a terminal")
 
@@ -166,6 +182,33 @@ def progress_env(args) -> Iterator[None]:
 def retriever_name(settings: EvalSettings) -> str:
     """The retriever of ``settings`` as ``--retriever`` spells it (``"fast"`` is ``bm25``)."""
     return "bm25" if settings.engine in ("bm25", "fast") else settings.engine_name
+
+
+def fusion_options(args) -> dict[str, Any]:
+    """The ``EvalSettings`` changes for ``--fusion`` and ``--weights`` (``{}`` without them); a bad
+    ``--weights`` is a one-line error naming it.
+
+    >>> fusion_options(argparse.Namespace(fusion="score", weights="bm25=1,dense=2"))
+    {'fusion': 'score', 'fusion_weights': (('bm25', 1.0), ('dense', 2.0))}
+    """
+    out: dict[str, Any] = {}
+    if getattr(args, "fusion", None):
+        out["fusion"] = args.fusion
+    if getattr(args, "weights", None) is not None:
+        try:
+            out["fusion_weights"] = parse_weights(args.weights, "--weights")
+        except ParamError as exc:
+            raise CLIError(str(exc), where="--weights") from None
+    return out
+
+
+def fusion_text(settings: EvalSettings) -> str:
+    """How a hybrid fuses, for a report: ``reciprocal rank fusion`` (equal weights),
+    ``reciprocal rank fusion, weights bm25=1, dense=2``, ``normalised score fusion``."""
+    words = "normalised score fusion" if settings.fusion == "score" else "reciprocal rank fusion"
+    if settings.fusion_weights is not None:
+        words += ", weights " + ", ".join(f"{n}={w:g}" for n, w in settings.fusion_weights)
+    return words
 
 
 def retrieval_options(retriever: str | None, embedder: str | None, base: EvalSettings) -> dict[str, Any]:
@@ -231,11 +274,13 @@ def describe(settings: EvalSettings, summary: Mapping[str, Any] | None = None, t
     """What ranked, for a report: ``retriever bm25, tokenizer bigram``, ``retriever dense, embedder
     e5-small (no text over its 512-token limit)``; ``summary`` (of a run) adds the over-limit count."""
     name = retriever_name(settings)
-    parts = [f"retriever {name}" + (" (BM25 + dense, reciprocal rank fusion)" if name == "hybrid" else "")]
+    parts = [f"retriever {name}" + (f" (BM25 + dense, {fusion_text(settings)})" if name == "hybrid" else "")]
     if name in NEEDS_EMBEDDER:
         parts.append(f"embedder {settings.embedder_name}" + _over_limit(summary or {}))
     if tokenizer and name != "dense":
         parts.append(f"tokenizer {settings.tokenizer_name}")
+    if settings.metric_rules != "chunklab":
+        parts.append(f"metric rules {settings.metric_rules}")
     return ", ".join(parts)
 
 
@@ -243,6 +288,9 @@ def retrieval_fields(settings: EvalSettings, summary: Mapping[str, Any] | None =
     """What ranked, for JSON: ``retriever``, ``embedder`` (None for bm25) and, when counted, ``embedder_over_limit``."""
     out: dict[str, Any] = {"retriever": retriever_name(settings),
                            "embedder": settings.embedder_name if retriever_name(settings) in NEEDS_EMBEDDER else None}
+    if out["retriever"] == "hybrid":
+        out["fusion"] = settings.fusion
+        out["fusion_weights"] = dict(settings.fusion_weights) if settings.fusion_weights is not None else None
     if summary is not None and summary.get("embedder_over_limit") is not None:
         out["embedder_over_limit"] = summary["embedder_over_limit"]
     return out

@@ -137,7 +137,8 @@ def diagnose(result: Any, documents: Sequence[Any], chunks: Sequence[Chunk], que
         else:
             rounds.append([it])
     opts = {"k": s.k, "budget": s.budget, "budget_unit": s.budget_unit, "budget_fill": s.budget_fill, "engine": s.engine,
-            "use_context": s.use_context, "depth": s.depth, "n_boot": 1, "seed": s.seed, "rrf_constant": s.rrf_constant}
+            "use_context": s.use_context, "depth": s.depth, "n_boot": 1, "seed": s.seed, "rrf_constant": s.rrf_constant,
+            "fusion": s.fusion, "fusion_weights": s.fusion_weights, "metric_rules": s.metric_rules}
     if index is None:
         opts["tokenizer"] = s.tokenizer
     emb = embedder if embedder is not None else s.embedder

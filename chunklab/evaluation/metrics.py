@@ -28,7 +28,15 @@ characters):
     (sum(|c|) + |E| - |E ∩ union(R)|)``; ``precision_omega`` is the precision reached by
     retrieving exactly the chunks that overlap the evidence, with Chroma's denominator
     ``|union(those chunks) ∪ E|``. (Chroma's code also counts a chunk that merely *touches* a
-    span; here a chunk must share at least one character.)
+    span; here a chunk must share at least one character — unless ``metric_rules="chroma"``.)
+
+``metric_rules="chroma"`` (:data:`METRIC_RULES`; ``--metric-rules chroma`` on the command line)
+follows Chroma's ``chunking_evaluation`` where chunklab deviates on purpose: each chunk is placed at
+the *first* occurrence of its text in its document after a trailing ``"."`` is stripped
+(:func:`chroma_bounds`; chunklab places it where the splitter cut it), and a chunk that only
+touches a span (ends where it starts, or starts where it ends) counts in precision_Ω's
+denominator (``touch=True`` of :func:`precision_omega`). Both rules change the metrics only, not
+what is retrieved; with them chunklab gives the numbers of Chroma's own function.
 ``retrieved_chars``, ``retrieved_tokens``
     tok@k: characters (cl100k tokens with ``count_tokens=True``) handed to the reader, duplicates
     included.
@@ -69,7 +77,12 @@ from ..retrieval.bm25 import _check_k
 from ..retrieval.layout import Layout
 from ..retrieval.layout import union as _union
 
-__all__ = ["METRICS", "Layout", "question_metrics", "precision_omega", "select_budget"]
+__all__ = ["METRICS", "METRIC_RULES", "Layout", "question_metrics", "precision_omega", "select_budget",
+           "chroma_bounds"]
+
+#: Whose rules the metrics follow: chunklab's (the default) or Chroma's, which differ in two places
+#: (see :func:`chroma_bounds` and ``touch`` of :func:`precision_omega`).
+METRIC_RULES: tuple[str, ...] = ("chunklab", "chroma")
 
 #: Per-question metrics, in the order summaries show them. ``higher`` tells which way is better.
 METRICS: dict[str, dict[str, Any]] = {
@@ -106,10 +119,35 @@ def _union_len(s: np.ndarray, e: np.ndarray) -> np.ndarray:
 # Per-question metrics
 # --------------------------------------------------------------------------------------------
 
+def chroma_bounds(chunks: Sequence[Any], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Global bounds of ``chunks`` under Chroma's placement rule: each chunk at the first occurrence
+    of its text in its document, a trailing ``"."`` stripped first (as ``rigorous_document_search``
+    of Chroma's ``chunking_evaluation`` does); a text not found keeps the chunk's own offsets.
+
+    >>> from chunklab.core import Chunk, Document
+    >>> lay = Layout([Document("d", "ab. ab. x")])
+    >>> [b.tolist() for b in chroma_bounds([Chunk("d", 0, 0, 3, "ab."), Chunk("d", 1, 4, 7, "ab.")], lay)]
+    [[0, 0], [2, 2]]
+    """
+    starts, ends = [], []
+    for c in chunks:
+        text = c.text[:-1] if c.text.endswith(".") else c.text
+        at = layout.texts[layout.doc_index(c.doc_id)].find(text)
+        if at < 0:
+            at, text = c.start, c.text
+        starts.append(at)
+        ends.append(at + len(text))
+    cgs, cge = layout.chunk_bounds(chunks)
+    own = np.fromiter((c.start for c in chunks), dtype=np.int64, count=len(chunks))
+    off = cgs - own
+    return off + np.asarray(starts, dtype=np.int64), off + np.asarray(ends, dtype=np.int64)
+
+
 def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
                      documents: Sequence[Any] | None = None, layout: Layout | None = None,
                      dedup: bool = False, count_tokens: bool = False,
-                     bounds: tuple[np.ndarray, np.ndarray] | None = None, ends: Any = None) -> dict[str, np.ndarray]:
+                     bounds: tuple[np.ndarray, np.ndarray] | None = None, ends: Any = None,
+                     rules: str = "chunklab") -> dict[str, np.ndarray]:
     """Per-question metrics (see the module docstring) for rankings of chunk indices.
 
     ``ranked`` is an n_questions x depth array of chunk indices, best first, -1 for "none";
@@ -117,7 +155,9 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
     (objects with ``doc_id/start/end`` or ``(doc_id, start, end)`` tuples). ``dedup=True`` counts
     retrieved characters once (for budget selections). ``ends`` (same shape as ``ranked``, global
     ends as :func:`select_budget` returns them with ``return_ends=True``) cuts retrieved chunks
-    short: a budget's last chunk counts only the part that was delivered.
+    short: a budget's last chunk counts only the part that was delivered. ``rules``: ``"chunklab"``
+    or ``"chroma"`` (see the module docstring; with ``"chroma"``, ``bounds`` are ignored and the
+    chunks placed by :func:`chroma_bounds`).
 
     >>> from chunklab.core import Document, Chunk
     >>> doc = Document("d", "0123456789")
@@ -131,7 +171,12 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
         if documents is None:
             raise ValueError("pass documents or layout")
         layout = Layout(documents)
-    cgs, cge = bounds if bounds is not None else layout.chunk_bounds(chunks)
+    if rules not in METRIC_RULES:
+        raise ValueError(f"rules must be one of {', '.join(map(repr, METRIC_RULES))}, got {rules!r}")
+    if rules == "chroma":
+        cgs, cge = chroma_bounds(chunks, layout)
+    else:
+        cgs, cge = bounds if bounds is not None else layout.chunk_bounds(chunks)
     if isinstance(gold, tuple) and len(gold) == 2 and isinstance(gold[0], np.ndarray):
         gs, ge = gold
     else:
@@ -205,7 +250,7 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
         "hit": hit.astype(float), "hit_strict": contains.any(axis=(1, 2)).astype(float), "mrr": mrr,
         "recall": recall, "complete_single": complete_single.astype(float),
         "complete_union": complete_union.astype(float), "precision": precision, "iou": iou,
-        "precision_omega": precision_omega(cgs, cge, gs, ge),
+        "precision_omega": precision_omega(cgs, cge, gs, ge, touch=rules == "chroma"),
         "retrieved_chars": denom.astype(float), "duplication": duplication,
         "cite_at_1": cite.astype(float), "cite_distance": dist, "irrelevant_share": irrelevant,
         "n_retrieved": rv.sum(axis=1).astype(float),
@@ -228,20 +273,28 @@ def question_metrics(ranked: Any, chunks: Sequence[Any], gold: Any, k: int = 5,
     return out
 
 
-def _overlapping(order: np.ndarray, s_sorted: np.ndarray, cge: np.ndarray, maxlen: int, a: int, b: int) -> np.ndarray:
-    """Indices of chunks sharing at least one character with ``[a, b)``."""
+def _overlapping(order: np.ndarray, s_sorted: np.ndarray, cge: np.ndarray, maxlen: int, a: int, b: int,
+                 touch: bool = False) -> np.ndarray:
+    """Indices of chunks sharing at least one character with ``[a, b)`` (``touch``: or touching it)."""
     lo = np.searchsorted(s_sorted, a - maxlen, side="left")
-    hi = np.searchsorted(s_sorted, b, side="left")
+    hi = np.searchsorted(s_sorted, b, side="right" if touch else "left")
     cand = order[lo:hi]
-    return cand[cge[cand] > a]
+    return cand[cge[cand] >= a] if touch else cand[cge[cand] > a]
 
 
-def precision_omega(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray) -> np.ndarray:
+def precision_omega(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray, touch: bool = False) -> np.ndarray:
     """Chroma's precision_Ω per question from global chunk and (padded) gold bounds.
 
     precision_Ω is the length of the gold covered by chunks, divided by the length of the union of
-    the chunks overlapping the gold plus the gold they miss. Questions with one gold span are computed for all at once (see
+    the chunks overlapping the gold plus the gold they miss. ``touch=True`` (Chroma's rule) also
+    counts in the denominator a chunk that only touches a span (ends at its start or starts at its
+    end). Questions with one gold span are computed for all at once (see
     :func:`_precision_omega_single`); the others one by one (:func:`_precision_omega_loop`).
+
+    >>> cgs, cge = np.array([0, 10, 20]), np.array([10, 20, 30])
+    >>> gs, ge = np.array([[10]]), np.array([[20]])
+    >>> float(precision_omega(cgs, cge, gs, ge)[0]), round(float(precision_omega(cgs, cge, gs, ge, touch=True)[0]), 4)
+    (1.0, 0.3333)
     """
     n = gs.shape[0]
     out = np.zeros(n)
@@ -252,30 +305,32 @@ def precision_omega(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.nda
     if single.any():
         col = np.argmax(valid, axis=1)
         rows = np.flatnonzero(single)
-        out[rows] = _precision_omega_single(cgs, cge, gs[rows, col[rows]], ge[rows, col[rows]])
+        out[rows] = _precision_omega_single(cgs, cge, gs[rows, col[rows]], ge[rows, col[rows]], touch)
     rest = np.flatnonzero(~single)
     if len(rest):
-        out[rest] = _precision_omega_loop(cgs, cge, gs[rest], ge[rest])
+        out[rest] = _precision_omega_loop(cgs, cge, gs[rest], ge[rest], touch)
     return out
 
 
-def _precision_omega_single(cgs: np.ndarray, cge: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _precision_omega_single(cgs: np.ndarray, cge: np.ndarray, a: np.ndarray, b: np.ndarray,
+                            touch: bool = False) -> np.ndarray:
     """precision_Ω of gold spans ``[a, b)``, one per question, without a loop.
 
     With L / R the smallest start / largest end of the chunks overlapping ``[a, b)``, their union
     is ``[L, a)`` + the covered part of ``[a, b)`` + ``[b, R)`` (the chunk starting at L reaches
     past a, the one ending at R starts before b, and any chunk covering a point of ``[a, b)``
     overlaps it). So the denominator is ``max(0, a - L) + max(0, R - b) + |gold|`` and the
-    numerator the covered part of ``[a, b)``, read off the union of all chunks.
+    numerator the covered part of ``[a, b)``, read off the union of all chunks. With ``touch``, the
+    chunks counted are those with ``start <= b`` and ``end >= a``.
     """
     order = np.argsort(cgs, kind="stable")
     s = cgs[order]
     e = np.maximum(cge[order], s)
     reach = np.maximum.accumulate(e)
     # L: the first chunk in start order whose end passes a is the first where the running max does
-    first = np.searchsorted(reach, a, side="right")
-    last = np.searchsorted(s, b, side="left") - 1  # chunks starting before b
-    hit = (last >= 0) & (reach[np.maximum(last, 0)] > a)
+    first = np.searchsorted(reach, a, side="left" if touch else "right")
+    last = np.searchsorted(s, b, side="right" if touch else "left") - 1  # chunks starting before b (touch: at b)
+    hit = (last >= 0) & ((reach[np.maximum(last, 0)] >= a) if touch else (reach[np.maximum(last, 0)] > a))
     L = s[np.minimum(first, len(s) - 1)]
     R = reach[np.maximum(last, 0)]
     # the union of all chunks as disjoint components, with cumulative lengths
@@ -297,7 +352,8 @@ def _precision_omega_single(cgs: np.ndarray, cge: np.ndarray, a: np.ndarray, b: 
         return np.where(hit & (num > 0), num / den, 0.0)
 
 
-def _precision_omega_loop(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray) -> np.ndarray:
+def _precision_omega_loop(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: np.ndarray,
+                          touch: bool = False) -> np.ndarray:
     """precision_Ω question by question, for any number of gold spans (padding: ``ge <= gs``)."""
     n = gs.shape[0]
     out = np.zeros(n)
@@ -311,10 +367,11 @@ def _precision_omega_loop(cgs: np.ndarray, cge: np.ndarray, gs: np.ndarray, ge: 
         chunk_iv: list[tuple[int, int]] = []
         num_iv: list[tuple[int, int]] = []
         for a, b in spans:
-            for c in _overlapping(order, s_sorted, cge, maxlen, a, b):
+            for c in _overlapping(order, s_sorted, cge, maxlen, a, b, touch):
                 s, e = int(cgs[c]), int(cge[c])
                 chunk_iv.append((s, e))
-                num_iv.append((max(s, a), min(e, b)))
+                if min(e, b) > max(s, a):
+                    num_iv.append((max(s, a), min(e, b)))
         num = sum(e - s for s, e in _union(num_iv))
         if num:
             unused = _subtract(spans, _union(num_iv))

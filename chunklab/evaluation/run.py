@@ -122,7 +122,8 @@ def compare(a: EvalResult, b: EvalResult, metrics: Sequence[str] = ("hit", "reca
 
     Each entry: ``mean_a``, ``mean_b``, ``diff`` (a - b), ``lo``, ``hi``, ``significant`` and
     ``winner`` — a name only when the interval excludes 0 (respecting whether higher is better),
-    else None.
+    else None; two results with the same value on every question never name one (their mean
+    difference may be a rounding error such as -1e-17).
     """
     if list(a.question_ids) != list(b.question_ids):
         pos = {q: i for i, q in enumerate(b.question_ids)}
@@ -138,6 +139,8 @@ def compare(a: EvalResult, b: EvalResult, metrics: Sequence[str] = ("hit", "reca
         va = a.per_question[m]
         vb = b.per_question[m] if perm is None else b.per_question[m][perm]
         r = paired_bootstrap(va, vb, n=n, seed=seed, metric=m)
+        if np.allclose(np.asarray(va, dtype=float), np.asarray(vb, dtype=float), rtol=0, atol=1e-12, equal_nan=True):
+            r = {**r, "significant": False}  # identical values: float noise in the mean is no difference
         higher = METRICS.get(m, {}).get("higher", True)
         winner = None
         if r["significant"] and higher is not None:
@@ -198,7 +201,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     >>> evaluate([doc], cs, [Q("q1", "合同效力", [("d", 6, 11)])], kk=1)
     Traceback (most recent call last):
     ...
-    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, budget_fill, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    TypeError: unknown evaluation option 'kk' (did you mean 'k'?); the options are k, budget, budget_unit, budget_fill, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant, fusion, fusion_weights, metric_rules
     """
     s = EvalSettings.resolve(settings, options)
     if len(chunks) == 0:
@@ -228,7 +231,8 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     emb = resolve_embedder(spec, documents) if dense and spec is not None else spec
     before = emb.stats.copy() if dense and isinstance(getattr(emb, "stats", None), EmbedStats) else None
     retriever = make_retriever(s.engine, documents, chunks, tokenizer=s.tokenizer, index=index, embedder=emb,
-                               use_context=s.use_context, rrf_constant=s.rrf_constant,
+                               use_context=s.use_context, rrf_constant=s.rrf_constant, fusion=s.fusion,
+                               fusion_weights=dict(s.fusion_weights) if s.fusion_weights is not None else None,
                                bounds=bounds if index is None or shared else None)
     if isinstance(s.engine, str):
         timings["index"] = time.perf_counter() - t0 + own_seconds
@@ -251,7 +255,7 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     else:
         retrieved, kk, ends = ranked[:, :k_used], k_used, None
     pq = question_metrics(retrieved, chunks, gold, k=kk, layout=layout, dedup=s.budget is not None,
-                          count_tokens=s.count_tokens, bounds=bounds, ends=ends)
+                          count_tokens=s.count_tokens, bounds=bounds, ends=ends, rules=s.metric_rules)
     agg = bootstrap_many(pq, n=s.n_boot, seed=s.seed)
     ids = [str(getattr(q, "id", i)) for i, q in enumerate(questions)]
     bad = attribute_misses(ranked, pq["hit"], gold, bounds, kk, question_ids=ids, retrieved=retrieved)
@@ -264,6 +268,9 @@ def evaluate(documents: Sequence[Document], chunks: Sequence[Chunk], questions: 
     warnings = []
     if dense:
         cfg.setdefault("embedder", embedder_name(spec))
+    if s.engine == "hybrid" and (s.fusion != "rrf" or s.fusion_weights is not None):  # the default reads as before
+        cfg.setdefault("fusion", s.fusion)
+        cfg.setdefault("fusion_weights", dict(s.fusion_weights) if s.fusion_weights is not None else None)
     if before is not None:
         used = emb.stats - before
         if getattr(emb, "max_tokens", None) is not None:

@@ -11,15 +11,59 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
-from ..params import Param
+from ..params import Param, ParamError
 from ..retrieval import TOKENIZERS, Retriever, Tokenizer
 from ..retrieval.bm25 import TOP_K
-from ..retrieval.dense import RRF_CONSTANT
+from ..retrieval.dense import FUSIONS, RRF_CONSTANT, check_weights
 from ..retrieval.embedders import EMBEDDERS, check_embedder, embedder_name
 from ..retrieval.factory import RETRIEVERS, check_retriever
-from .metrics import BUDGET_FILLS
+from .metrics import BUDGET_FILLS, METRIC_RULES
 
-__all__ = ["EvalSettings"]
+__all__ = ["EvalSettings", "FUSED", "parse_weights"]
+
+#: The retrievers of ``engine="hybrid"``, by the names ``fusion_weights`` gives them.
+FUSED: tuple[str, ...] = ("bm25", "dense")
+
+
+def parse_weights(value: Any, name: str = "fusion_weights") -> tuple[tuple[str, float], ...] | None:
+    """``fusion_weights`` as ``(("bm25", w), ("dense", w))`` (a retriever not named weighs 1), from a
+    mapping or ``"bm25=1,dense=2"``; None stays None. A one-line ParamError otherwise.
+
+    >>> parse_weights("bm25=1, dense=2"), parse_weights({"dense": 0.5})
+    ((('bm25', 1.0), ('dense', 2.0)), (('bm25', 1.0), ('dense', 0.5)))
+    >>> parse_weights("bm25=1,dens=2")
+    Traceback (most recent call last):
+    ...
+    chunklab.params.ParamError: fusion_weights: unknown retriever 'dens' (did you mean 'dense'?); hybrid fuses bm25, dense, written bm25=1,dense=2
+    """
+    if value is None:
+        return None
+    items: dict[str, Any] = {}
+    if isinstance(value, str):
+        for part in (p.strip() for p in value.split(",")):
+            key, sep, w = part.partition("=")
+            if not sep:
+                raise ParamError(f"{name}: {part!r} is not NAME=WEIGHT; write bm25=1,dense=2")
+            items[key.strip()] = w.strip()
+    elif isinstance(value, Mapping):
+        items = dict(value)
+    elif isinstance(value, (tuple, list)) and all(isinstance(x, (tuple, list)) and len(x) == 2 for x in value):
+        items = dict(value)
+    else:
+        raise ParamError(f"{name} must be a mapping like {{'bm25': 1, 'dense': 2}} or 'bm25=1,dense=2', got {value!r}")
+    for key in items:
+        if key not in FUSED:
+            close = difflib.get_close_matches(str(key), FUSED, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParamError(f"{name}: unknown retriever {key!r}{hint}; hybrid fuses {', '.join(FUSED)}, "
+                             f"written bm25=1,dense=2")
+    raw = [items.get(n, 1.0) for n in FUSED]
+    try:
+        weights = check_weights([float(w) for w in raw], len(FUSED))
+    except (TypeError, ValueError):
+        raise ParamError(f"{name}: weights must be numbers >= 0, not all 0, got "
+                         f"{', '.join(f'{n}={w}' for n, w in zip(FUSED, raw))}") from None
+    return tuple(zip(FUSED, weights or ()))
 
 
 @dataclass(frozen=True)
@@ -63,7 +107,18 @@ class EvalSettings:
     ``count_tokens``
         also measure ``retrieved_tokens`` (tok@k in cl100k tokens);
     ``rrf_constant``
-        the reciprocal rank fusion constant of ``engine="hybrid"``.
+        the reciprocal rank fusion constant of ``engine="hybrid"``;
+    ``fusion``, ``fusion_weights``
+        how ``engine="hybrid"`` fuses BM25 and dense: ``"rrf"`` (reciprocal rank fusion, the
+        default) or ``"score"`` (each ranking's scores min-max normalised per question, then
+        summed), each ranking weighted by ``fusion_weights`` (``{"bm25": 1, "dense": 2}`` or
+        ``"bm25=1,dense=2"``; a name left out weighs 1; stored as ``(("bm25", 1.0), ("dense",
+        2.0))``). The defaults (``"rrf"``, None) are plain equal-weight RRF, the hybrid of before;
+    ``metric_rules``
+        ``"chunklab"`` (the default) or ``"chroma"``: Chroma's two rules for its metrics (see
+        :data:`~chunklab.evaluation.metrics.METRIC_RULES`): a chunk placed at the first occurrence of
+        its text with a trailing ``"."`` stripped, and a chunk that only touches the evidence counted
+        in precision_Ω's denominator. Retrieval is not changed, only the metrics.
 
     >>> s = EvalSettings(k=3, budget=2000)
     >>> s.k, s.budget, s.ranking_depth, s.replace(k=60).ranking_depth
@@ -75,7 +130,7 @@ class EvalSettings:
     >>> s.replace(n_bot=100)
     Traceback (most recent call last):
     ...
-    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, budget_fill, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant
+    TypeError: unknown evaluation option 'n_bot' (did you mean 'n_boot'?); the options are k, budget, budget_unit, budget_fill, tokenizer, engine, embedder, use_context, depth, n_boot, seed, count_tokens, rrf_constant, fusion, fusion_weights, metric_rules
     """
 
     k: int = 5
@@ -91,6 +146,9 @@ class EvalSettings:
     seed: int = 0
     count_tokens: bool = False
     rrf_constant: float = 60
+    fusion: str = "rrf"
+    fusion_weights: Any = None
+    metric_rules: str = "chunklab"
 
     #: The declaration of each field (``tokenizer``, ``engine`` and ``embedder`` also accept objects, see above).
     PARAMS: ClassVar[Mapping[str, Param]] = {
@@ -108,6 +166,9 @@ class EvalSettings:
         "seed": Param("int", 0, "bootstrap seed", low=0),
         "count_tokens": Param("bool", False, "also measure retrieved cl100k tokens"),
         "rrf_constant": RRF_CONSTANT,
+        "fusion": Param("choice", "rrf", "how hybrid retrieval fuses BM25 and dense", choices=FUSIONS),
+        "fusion_weights": Param("str", None, "weight of each fused retriever, e.g. bm25=1,dense=2", none_ok=True),
+        "metric_rules": Param("choice", "chunklab", "whose rules the metrics follow", choices=METRIC_RULES),
     }
 
     def __post_init__(self) -> None:
@@ -117,6 +178,8 @@ class EvalSettings:
                 value = check_retriever(value, "engine")
             elif f.name == "embedder":
                 value = check_embedder("embedder", value)
+            elif f.name == "fusion_weights":
+                value = parse_weights(value)
             elif f.name == "tokenizer" and isinstance(value, Tokenizer):
                 pass
             elif f.name == "tokenizer" and not isinstance(value, str):
@@ -183,4 +246,5 @@ class EvalSettings:
         out = {name: getattr(self, name) for name in self.names()}
         out["engine"], out["tokenizer"] = self.engine_name, self.tokenizer_name
         out["embedder"] = self.embedder_name
+        out["fusion_weights"] = dict(self.fusion_weights) if self.fusion_weights is not None else None
         return out

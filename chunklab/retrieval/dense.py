@@ -2,7 +2,9 @@
 
 :class:`DenseIndex` ranks chunks by cosine similarity with any embedder (see
 ``chunklab.retrieval.embed``); :func:`rrf` and :func:`fuse` combine several rankings by
-reciprocal rank fusion (hybrid retrieval: BM25 + dense).
+reciprocal rank fusion (hybrid retrieval: BM25 + dense), with a weight per ranking if asked, or by
+normalised score fusion (``method="score"``: each ranking's scores min-max scaled to [0, 1] per
+query, then a weighted sum). Without weights, ``fuse`` is plain equal-weight RRF, as it always was.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 from ..params import Param
 from .bm25 import Ranking, _check_k, top_k
 
-__all__ = ["DenseIndex", "RRF_CONSTANT", "rrf", "rrf_scores", "fuse"]
+__all__ = ["DenseIndex", "RRF_CONSTANT", "FUSIONS", "rrf", "rrf_scores", "fuse", "check_weights"]
 
 
 class DenseIndex:
@@ -86,24 +88,93 @@ def rrf(rankings: Iterable[Sequence[int]], rrf_constant: float = 60, top: int | 
     return out[:top] if top is not None else out
 
 
-def fuse(rankings: Sequence[Ranking], k: int = 5, rrf_constant: float = 60) -> Ranking:
+#: How :func:`fuse` combines rankings: reciprocal rank fusion, or normalised score fusion.
+FUSIONS: tuple[str, ...] = ("rrf", "score")
+
+
+def check_weights(weights: Sequence[float] | None, n: int) -> list[float] | None:
+    """``weights`` as ``n`` floats >= 0, not all 0 (None stays None); else a one-line ValueError.
+
+    >>> check_weights([1, 2], 2), check_weights(None, 2)
+    ([1.0, 2.0], None)
+    >>> check_weights([0, 0], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: fusion weights must be numbers >= 0, not all 0, one per ranking (2), got [0, 0]
+    """
+    if weights is None:
+        return None
+    try:
+        out = [float(w) for w in weights]
+    except (TypeError, ValueError):
+        out = []
+    if len(out) != n or not all(np.isfinite(w) and w >= 0 for w in out) or not any(out):
+        raise ValueError(f"fusion weights must be numbers >= 0, not all 0, one per ranking ({n}), got {weights!r}")
+    return out
+
+
+def _weighted_rrf(rows: Sequence[np.ndarray], weights: Sequence[float], c: float) -> dict[int, float]:
+    score: dict[int, float] = {}
+    for row, w in zip(rows, weights):
+        for r, i in enumerate(row, start=1):
+            i = int(i)
+            if i >= 0:
+                score[i] = score.get(i, 0.0) + w / (c + r)
+    return {i: score[i] for i in sorted(score, key=lambda i: (-score[i], i))}
+
+
+def _score_fusion(rows: Sequence[np.ndarray], scores: Sequence[np.ndarray], weights: Sequence[float]) -> dict[int, float]:
+    """Per ranking, its scores min-max scaled to [0, 1] over the ids it ranked (all equal: 1), weighted
+    and summed; an id a ranking did not return gets 0 from it."""
+    fused: dict[int, float] = {}
+    for row, sc, w in zip(rows, scores, weights):
+        ok = (row >= 0) & np.isfinite(sc)
+        if not ok.any():
+            continue
+        vals = sc[ok].astype(float)
+        lo, hi = float(vals.min()), float(vals.max())
+        norm = (vals - lo) / (hi - lo) if hi > lo else np.ones_like(vals)
+        for i, v in zip(row[ok].tolist(), norm.tolist()):
+            fused[int(i)] = fused.get(int(i), 0.0) + w * v
+    return {i: fused[i] for i in sorted(fused, key=lambda i: (-fused[i], i))}
+
+
+def fuse(rankings: Sequence[Ranking], k: int = 5, rrf_constant: float = 60, weights: Sequence[float] | None = None,
+         method: str = "rrf") -> Ranking:
     """Hybrid retrieval: fuse several engines' :class:`Ranking <chunklab.retrieval.Ranking>` s (same queries) query by query.
 
-    Each query's ids are :func:`rrf` of the engines' ids for it, cut to ``k`` (padded with -1);
-    the scores of the result are the RRF scores (NaN in the padding).
+    ``method="rrf"`` (the default): each query's ids are :func:`rrf` of the engines' ids for it,
+    each ranking's terms multiplied by its weight in ``weights`` (None: all 1, plain RRF, exactly
+    as before weights existed); ``method="score"``: each ranking's scores min-max normalised to
+    [0, 1] over the ids it returned for the query, multiplied by its weight and summed (an id a
+    ranking did not return adds 0). Cut to ``k`` (padded with -1); the scores of the result are the
+    fused scores (NaN in the padding); ties go to the lower id.
 
     >>> a = Ranking(np.array([[0, 1]]), np.array([[2.0, 1.0]]))
     >>> b = Ranking(np.array([[1, -1]]), np.array([[0.9, np.nan]]))
     >>> fuse([a, b], k=3, rrf_constant=1).ids.tolist()
     [[1, 0, -1]]
+    >>> fuse([a, b], k=3, rrf_constant=1, weights=[3, 1]).ids.tolist()
+    [[0, 1, -1]]
+    >>> fuse([a, b], k=3, method="score").ids.tolist(), fuse([a, b], k=3, method="score", weights=[1, 3]).ids.tolist()
+    ([[0, 1, -1]], [[1, 0, -1]])
     """
     k = _check_k(k)
     c = RRF_CONSTANT.validate("rrf_constant", rrf_constant)
+    if method not in FUSIONS:
+        raise ValueError(f"fusion method must be one of {', '.join(map(repr, FUSIONS))}, got {method!r}")
+    w = check_weights(weights, len(rankings))
     nq = rankings[0].ids.shape[0]
     ids = np.full((nq, k), -1, dtype=np.int64)
     sc = np.full((nq, k), np.nan)
     for qi in range(nq):
-        fused = _rrf_scores([r.ids[qi] for r in rankings], c)
+        if method == "score":
+            fused = _score_fusion([r.ids[qi] for r in rankings], [np.asarray(r.scores[qi]) for r in rankings],
+                                  w or [1.0] * len(rankings))
+        elif w is None:  # plain RRF: the one code path of before, so default results cannot move
+            fused = _rrf_scores([r.ids[qi] for r in rankings], c)
+        else:
+            fused = _weighted_rrf([r.ids[qi] for r in rankings], w, c)
         for j, (i, score) in enumerate(itertools.islice(fused.items(), k)):
             ids[qi, j], sc[qi, j] = i, score
     return Ranking(ids, sc)

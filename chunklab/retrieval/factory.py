@@ -7,14 +7,14 @@ engine here, so every way of ranking chunks is listed once, in this module.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from ..params import Param
 from .bm25 import BM25Reference, Ranking
 from .corpus_index import CorpusIndex
-from .dense import RRF_CONSTANT, DenseIndex, fuse
+from .dense import FUSIONS, RRF_CONSTANT, DenseIndex, fuse
 from .embedders import EMBEDDERS, resolve_embedder
 from .tokenizers import Tokenizer
 
@@ -24,6 +24,7 @@ __all__ = ["RETRIEVERS", "Retriever", "BM25Retriever", "ReferenceRetriever", "De
 #: Retriever names. ``"fast"`` is the older name of ``"bm25"`` and means the same engine.
 RETRIEVERS: tuple[str, ...] = ("bm25", "fast", "reference", "dense", "hybrid")
 _NAME = Param("choice", "bm25", "retriever name", choices=RETRIEVERS)
+_FUSION = Param("choice", "rrf", "how hybrid retrieval fuses its rankings", choices=FUSIONS)
 _USE_CONTEXT = Param("bool", False, "index chunk.embed_text (context + text) instead of chunk.text")
 
 
@@ -104,27 +105,39 @@ class DenseRetriever:
 
 
 class HybridRetriever:
-    """Several retrievers fused by reciprocal rank fusion (:func:`~chunklab.retrieval.fuse`).
+    """Several retrievers fused by reciprocal rank fusion, or by normalised scores (:func:`~chunklab.retrieval.fuse`).
 
-    Each one ranks ``k`` deep; the fused ranking keeps the first ``k``.
+    Each one ranks ``k`` deep; the fused ranking keeps the first ``k``. ``fusion``: ``"rrf"``
+    (default) or ``"score"``; ``weights``: a weight per retriever, by its ``name`` (``{"bm25": 1,
+    "dense": 2}``; a retriever not named weighs 1); None (default): equal weights, plain RRF.
     """
 
     name = "hybrid"
 
-    def __init__(self, retrievers: Sequence[Retriever], rrf_constant: float = 60) -> None:
+    def __init__(self, retrievers: Sequence[Retriever], rrf_constant: float = 60, fusion: str = "rrf",
+                 weights: Mapping[str, float] | None = None) -> None:
         if not retrievers:
             raise ValueError("retrievers must hold at least one retriever")
         self.retrievers = list(retrievers)
         self.rrf_constant = RRF_CONSTANT.validate("rrf_constant", rrf_constant)
+        self.fusion = _FUSION.validate("fusion", fusion)
+        names = [getattr(r, "name", type(r).__name__) for r in self.retrievers]
+        unknown = sorted(set(weights or {}) - set(names))
+        if unknown:
+            raise ValueError(f"fusion weights name {', '.join(map(repr, unknown))}, not a retriever of this hybrid "
+                             f"({', '.join(names)})")
+        self.weights = None if weights is None else [float(dict(weights).get(n, 1.0)) for n in names]
 
     def search(self, queries: Sequence[str], k: int = 5) -> Ranking:
-        return fuse([r.search(queries, k=k) for r in self.retrievers], k=k, rrf_constant=self.rrf_constant)
+        return fuse([r.search(queries, k=k) for r in self.retrievers], k=k, rrf_constant=self.rrf_constant,
+                    weights=self.weights, method=self.fusion)
 
 
 def make_retriever(name: str | Retriever, documents: Sequence[Any], chunks: Sequence[Any], *,
                    tokenizer: str | Tokenizer = "bigram", index: CorpusIndex | None = None,
                    embedder: str | Callable[[list[str]], Any] | None = None, use_context: bool = False,
-                   rrf_constant: float = 60, bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Retriever:
+                   rrf_constant: float = 60, bounds: tuple[np.ndarray, np.ndarray] | None = None,
+                   fusion: str = "rrf", fusion_weights: Mapping[str, float] | None = None) -> Retriever:
     """A retriever over ``chunks`` (windows of ``documents``), by name.
 
     * ``"bm25"`` (or its older name ``"fast"``): :class:`BM25Retriever` on ``index`` — a
@@ -135,7 +148,9 @@ def make_retriever(name: str | Retriever, documents: Sequence[Any], chunks: Sequ
       sentences of ``documents``; ``"e5-small"``, ``"use-multilingual"``: see
       :func:`~chunklab.retrieval.get_embedder`), an object with ``encode(list[str])``, or a
       callable ``list[str] -> 2-D array``;
-    * ``"hybrid"``: ``bm25`` and ``dense`` fused by reciprocal rank fusion with ``rrf_constant``.
+    * ``"hybrid"``: ``bm25`` and ``dense`` fused by reciprocal rank fusion with ``rrf_constant``
+      (``fusion="score"``: normalised score fusion), each weighted by ``fusion_weights``
+      (``{"bm25": 1, "dense": 2}``; None: equal weights, plain RRF).
 
     An object with a ``search(queries, k)`` method is returned as it is (the other arguments are
     then ignored). ``use_context=True`` indexes ``chunk.embed_text`` (context + text).
@@ -172,5 +187,6 @@ def make_retriever(name: str | Retriever, documents: Sequence[Any], chunks: Sequ
         index = CorpusIndex(documents, tokenizer=tokenizer)
     bm25 = BM25Retriever(index, chunks, use_context=use_context, bounds=bounds)
     if name == "hybrid":
-        return HybridRetriever([bm25, DenseRetriever(chunks, embedder, use_context=use_context)], rrf_constant)
+        return HybridRetriever([bm25, DenseRetriever(chunks, embedder, use_context=use_context)], rrf_constant,
+                               fusion=fusion, weights=fusion_weights)
     return bm25
