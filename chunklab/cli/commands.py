@@ -364,10 +364,9 @@ def _delivered(result, args) -> list[str]:
 COMPARED = ("hit", "recall", "mrr", "iou", "precision_omega")
 #: One line under eval's and compare's tables saying what the less familiar metrics mean.
 METRIC_LEGEND = (
-    "metrics: hit = a top-k chunk holds >= half of an evidence span; recall = share of evidence characters "
-    "retrieved; mrr = 1/rank of the first hit;",
-    "  precision, iou = Chroma's: evidence characters over retrieved ones; precision_omega = Chroma's precision_Ω: "
-    "the precision if exactly the chunks overlapping the evidence were retrieved (set by the chunking alone)")
+    "metrics: hit = a top-k chunk holds >= half of an evidence span; recall = share of evidence characters retrieved;",
+    "  mrr = 1/rank of the first hit; precision, iou = Chroma's: evidence characters over retrieved characters;",
+    "  precision_omega = Chroma's precision_Ω: the precision of retrieving exactly the chunks that overlap the evidence")
 
 
 def _side(winner: str | None, args) -> str:
