@@ -119,6 +119,7 @@ def test_the_final_configuration_is_routing_without_prefix_or_overlap(run):
     assert v["final_desc"] == "`auto`，`overlap=0`，`prefix=False`，块的 context 不进索引"
     assert json.loads(v["final_json"])["overlap"] == 0
     assert v["n_adopted"] == 2 and v["n_steps"] == 6
+    assert v["w2_rank"].startswith("是四周里")                # week 2's takeaway calls routing the largest step
 
 
 def test_exercise_cases_named_after_steps_decide_as_those_steps_did(run):

@@ -356,7 +356,7 @@ def week3(it: Iteration) -> dict:
     out["w3_story"] = {
         2: "两步都被采纳，第三周结束时的配置是路由 + 标题路径 + 表格转写。",
         1: f"只有一步被采纳：第三周结束时的配置是“{it.after[3]}”，另一步不进入后面的配置。",
-        0: "两步都没有被采纳：第三周结束时的配置仍是第二周的路由。后面几周不为没有测出的收益增加复杂度。",
+        0: f"两步都没有被采纳：第三周结束时的配置仍是“{it.after[3]}”。后面几周不为没有测出的收益增加复杂度。",
     }[n]
     waiting = [x for x in (W3A_LABEL, W3B_LABEL) if it.decisions[x]["outcome"] == "need_more_data"]
     out["w3_waiting"] = ("" if not waiting else

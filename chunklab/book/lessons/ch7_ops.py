@@ -17,7 +17,7 @@ import numpy as np
 from chunklab.base import get_strategy
 from chunklab.book.claims import claim_row, fmt_diff, verdict
 from chunklab.book.criteria import criterion
-from chunklab.book.lessons.ch7 import OUTCOME_ZH, PC_A, RULERS, W1_LABEL, Iteration
+from chunklab.book.lessons.ch7 import OUTCOME_ZH, PC_A, RULERS, W1_LABEL, W2_LABEL, Iteration
 from chunklab.book.tables import table
 from chunklab.core import Document
 from chunklab.evaluation import evaluate
@@ -123,7 +123,10 @@ def path_numbers(it: Iteration, gate_baseline: str | Path = GATE_BASELINE) -> di
     h1 = it.results[first]["k"].per_question["hit"]
     adopted = [label for label, d in it.decisions.items() if d["adopted"]]
     waiting = [label for label, d in it.decisions.items() if d["outcome"] == "need_more_data"]
+    largest = max(it.decisions, key=lambda label: it.decisions[label]["b"]["diff"])
     return {
+        "w2_rank": ("是四周里同预算差值（点估计）最大的一步" if largest == W2_LABEL else
+                    f"不是四周里同预算差值（点估计）最大的一步，最大的是“{largest}”"),
         "final_label": last, "final_desc": config_zh(it.cfg(last)), "gate": gate_sentence(it.cfg(last), gate_baseline, it.budget),
         "final_json": json.dumps(canonical_config(it.cfg(last))["params"], ensure_ascii=False),
         "gap_pts": 100 * (it.hit(first)["mean"] - ARTICLE_START),
