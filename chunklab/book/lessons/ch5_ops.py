@@ -122,11 +122,12 @@ def acl_numbers(runs: dict, hits: dict) -> dict:
 
 #: Chapter 7's context budget: five chunks of its 512-character baseline.
 BUDGET = 5 * 512
-#: The configuration chapter 7's adoption rule ends with: the router's defaults, no breadcrumb in the index.
 #: The repository's regression gate (chapter 5.9 shows it), found from the package, not from the
 #: chapter's folder: a trainee's copy of the chapters (``make room``) lives elsewhere.
 GATE_TEST = Path(__file__).resolve().parents[3] / "tests" / "test_regression_gate.py"
 
+#: The configuration chapter 7's adoption rule ends with: the router without the breadcrumb prefix
+#: and without overlap, nothing added to the index (chapter 7 checks the gate file against its own run).
 FINAL = {"strategy": "auto", "params": {"prefix": False, "overlap": 0}, "use_context": False}
 GATE_CASES = {"基线配置": FINAL,
               "auto，target=200": {**FINAL, "params": {"prefix": False, "overlap": 0, "target": 200}},

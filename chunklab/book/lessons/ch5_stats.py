@@ -105,7 +105,7 @@ def power_experiment(experiments: dict, sizes=SUBSETS, repeats: int = 200, n_boo
     axes[0].set_ylabel("配对差值 95% 区间的宽度（百分点）")
     axes[0].set_title("题越多，区间越窄")
     axes[1].set_xlabel("题数 n")
-    axes[1].set_ylabel("区间不含 0 的比例")
+    axes[1].set_ylabel("区间不含 0 的比例（实线只数方向对的）")
     axes[1].set_ylim(0, 1.05)
     axes[1].set_title(f"每个 n 随机抽 {repeats} 次（虚线：全部题上也分不出）")
     for ax in axes:
