@@ -8,6 +8,7 @@ import pytest
 
 from chunklab.book.lessons import ch6 as L
 from chunklab.book.lessons import ch6_engines as E
+from chunklab.core import Document
 from chunklab.datasets import load_corpus
 from chunklab.datasets.questions import load_questions
 from chunklab.evaluation.matrix import ARTICLE_002_GRID, expand_grid
@@ -172,3 +173,11 @@ def test_the_prefix_knob_counts_as_less_simple_although_every_config_is_indexed_
     picked = L.pick_layer(xb.documents, qs, [{"strategy": "recursive", "target": 256, "prefix": [False, True]}], 2000)
     assert picked["pick"]["label"].endswith("prefix=False)")
     assert L.tied_with_pick(picked) == []
+
+
+def test_sentence_length_states_the_best_sizes_in_median_sentences():
+    doc = Document("d", "甲乙丙。丁戊己。", "t", {"articles": [{"start": 0, "end": 8}]})
+    n = L.sentence_length([doc], "8 或 16")
+    assert n["sent_median"] == 4.0
+    assert n["sizes_in_sentences"] == "2–4"
+    assert L.sentence_length([doc], "8")["sizes_in_sentences"] == "2"

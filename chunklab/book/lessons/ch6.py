@@ -608,8 +608,12 @@ def explorer_rows(m: HandMatrix) -> list[dict[str, Any]]:
              "precision": r["precision"], "iou": r["iou"], "条款切断率": r["clause_cut_rate"]} for r in m.rows]
 
 
-def sentence_length(docs) -> dict[str, float]:
-    """Median and mean length (characters) of the sentences inside the laws' articles."""
+def sentence_length(docs, sizes: str = "") -> dict[str, Any]:
+    """Median and mean length (characters) of the sentences inside the laws' articles, and the
+    chunk sizes named in ``sizes`` (e.g. ``"128 或 256"``, the best recursive sizes of
+    :func:`curve_steps`) in median sentences, as "4–8"."""
     lens = [e - s for d in docs for a in d.meta.get("articles", ())
             for s, e in sentence_spans(d.text, a["start"], a["end"])]
-    return {"sent_median": float(np.median(lens)), "sent_mean": float(np.mean(lens))}
+    median = float(np.median(lens))
+    in_sents = sorted({f"{int(n) / median:.0f}" for n in sizes.replace("或", " ").split()}, key=float)
+    return {"sent_median": median, "sent_mean": float(np.mean(lens)), "sizes_in_sentences": "–".join(in_sents)}
