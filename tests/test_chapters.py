@@ -136,6 +136,8 @@ def test_chapter_executes_without_error_or_stderr(docname, tmp_path):
         if cell.cell_type == "markdown":
             seen_text.append((f"markdown cell {i}", EVAL_ROLE.sub(
                 lambda m: _plain(values.get(i, {}).get(m.group(1), "")), cell.source)))
+        if "terms_table()" in cell.get("source", ""):
+            continue     # the glossary's table of retired terms names them, as the register of what not to say
         for out in cell.get("outputs", []):
             data = out.get("data", {})
             text = out.get("text", "") or _strip_html(data.get("text/html", "")) or data.get("text/plain", "")
