@@ -15,13 +15,14 @@ something can be done about it, only what is missing (no "set doc" when ``doc`` 
 from __future__ import annotations
 
 import bisect
+import difflib
 import functools
 import json
 
 from ..core import Document
 from . import Corpus
 
-__all__ = ["locator", "find_in", "preview", "search", "at_offsets"]
+__all__ = ["locator", "find_in", "preview", "search", "at_offsets", "nearest", "suggest_doc"]
 
 #: How many occurrences are listed when evidence is ambiguous.
 LIMIT = 20
@@ -98,16 +99,77 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
+def _fit(e: str, w: str, k: int) -> tuple[int, int, int] | None:
+    """The substring of ``w`` closest to ``e`` (Levenshtein, free ends in ``w``) when at most ``k`` edits
+    away, as ``(edits, start, end)`` in ``w``; the band ``|j - i| <= 2k`` suffices as ``w`` starts
+    ``k`` before where ``e`` would."""
+    band = 2 * k
+    prev = {j: (0, j) for j in range(0, min(band, len(w)) + 1)}  # (cost, start of the match)
+    for i in range(1, len(e) + 1):
+        row: dict[int, tuple[int, int]] = {}
+        for j in range(max(0, i - band), min(len(w), i + band) + 1):
+            best = (prev[j][0] + 1, prev[j][1]) if j in prev else (k + 1, 0)  # e[i-1] left out
+            if j - 1 in prev:
+                diag = prev[j - 1]
+                best = min(best, (diag[0] + (e[i - 1] != w[j - 1]), diag[1]))
+            if j - 1 in row:
+                best = min(best, (row[j - 1][0] + 1, row[j - 1][1]))  # w[j-1] extra
+            row[j] = best
+        prev = row
+    cost = min(c for c, _ in prev.values())
+    hits = [(c, st, j) for j, (c, st) in prev.items() if c == cost]
+    if cost > k:
+        return None
+    _, start, end = min(hits, key=lambda h: (h[2] - h[1] != len(e), h[1]))
+    return cost, start, end
+
+
+def nearest(texts: list[tuple[str, str]], e: str, limit: int = 20) -> tuple[str, int, str, int] | None:
+    """The text closest to ``e`` in ``texts`` (``(doc_id, text)`` pairs) when ``e`` is not found there:
+    ``(doc_id, start, text, edits)`` with 1 edit for ``e`` under 20 characters, 2 up to 100, 3 beyond;
+    None when nothing is that close (or ``e`` is under 4 characters). A typo leaves one of ``edits + 1``
+    pieces of ``e`` intact, so only the places of those pieces are tried.
+
+    >>> nearest([("a", "出差结束后十个工作日内提交报销单")], "出差结束后十个工做日内提交")
+    ('a', 0, '出差结束后十个工作日内提交', 1)
+    """
+    n = len(e)
+    if n < 4:
+        return None
+    k = 1 if n < 20 else 2 if n <= 100 else 3
+    size = n // (k + 1)
+    best: tuple[int, str, int, str] | None = None
+    for p in range(k + 1):
+        off = p * size
+        piece = e[off:off + size] if p < k else e[off:]
+        for doc_id, text in texts:
+            for pos in find_in(text, piece, limit):
+                lo = max(0, pos - off - k)
+                fit = _fit(e, text[lo:pos - off + n + k], k)
+                if fit and fit[0] and (best is None or fit[0] < best[0]):
+                    best = (fit[0], doc_id, lo + fit[1], text[lo + fit[1]:lo + fit[2]])
+    return None if best is None else (best[1], best[2], best[3], best[0])
+
+
+def _did_you_mean(texts: list[tuple[str, str]], e: str) -> str:
+    near = nearest(texts, e)
+    if near is None:
+        return ""
+    doc_id, start, text, edits = near
+    return (f"; did you mean {preview(text, 40)} (doc {doc_id!r} at {start}, {edits} character"
+            f"{'s' if edits > 1 else ''} different)?")
+
+
 def _not_found(corpus: Corpus, doc: Document | None, e: str) -> str:
     if doc is not None:
         msg = f"not found in doc {doc.id!r}"
         elsewhere = locator(corpus).find(e, 1)
-        return msg + (f" (but found in {elsewhere[0][0]!r})" if elsewhere else "")
+        return msg + (f" (but found in {elsewhere[0][0]!r})" if elsewhere else _did_you_mean([(doc.id, doc.text)], e))
     across = locator(corpus).crossing(e)
     if across is not None:
         return (f"crosses a document boundary (from {across[0]!r} into {across[1]!r}): evidence may never "
                 f"span two documents")
-    return f"not found in corpus {corpus.name!r}"
+    return f"not found in corpus {corpus.name!r}" + _did_you_mean([(d.id, d.text) for d in corpus], e)
 
 
 def _ambiguous(hits: list[tuple[str, int]], limit: int, doc_set: bool) -> str:
@@ -191,6 +253,20 @@ def at_offsets(corpus: Corpus, doc: Document | None, e: str, start: int,
              "reads as one character" if early else "")
     return None, (f"the text at {start}:{stop} of doc {doc.id!r} is {preview(found)}, not the evidence "
                   f"({elsewhere}){length}{shift}")
+
+
+def suggest_doc(key: str, names: list[str]) -> str | None:
+    """The name a wrong ``doc`` most likely meant: the only one starting with ``key`` (``"民法"`` for
+    ``"民法典"``; the corpus selector ``laws:民法`` takes a prefix), else the closest by spelling.
+
+    >>> suggest_doc("民法", ["民法典", "刑法"]), suggest_doc("polcy", ["policy", "notes"])
+    ('民法典', 'policy')
+    """
+    starting = sorted({n for n in names if n.startswith(key)}) if key else []
+    if len(starting) == 1:
+        return starting[0]
+    close = difflib.get_close_matches(key, names, n=1)
+    return close[0] if close else (starting[0] if starting else None)
 
 
 def describe(doc: Document) -> str:

@@ -83,7 +83,7 @@ from ..params import Param, loads_json
 from . import Corpus, data_dir, load_corpus
 from .chroma import chroma_records, is_chroma_csv
 from .files import read_text_file
-from .locate import at_offsets, describe, dumps, locator as _locator, preview as _preview, search
+from .locate import at_offsets, describe, dumps, locator as _locator, preview as _preview, search, suggest_doc
 
 __all__ = [
     "TYPES", "GENERATED_TYPES", "DIFFICULTIES", "NAMED_SETS", "GoldSpan", "Question", "Problem",
@@ -306,8 +306,8 @@ def _find_doc(corpus: Corpus, key: str) -> tuple[Document | None, str | None]:
         shown = ", ".join(describe(d) for d in found[:10]) + (" …" if len(found) > 10 else "")
         return None, f"doc {key!r} is ambiguous: it names {len(found)} documents ({shown}); use the id or the relative path"
     names = list(corpus.by_id) + [p for d in corpus if isinstance(p := d.meta.get("path"), str)]
-    close = difflib.get_close_matches(key, names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    close = suggest_doc(key, names + [d.title for d in corpus if d.title and d.title not in names])
+    hint = f"; did you mean {close!r}?" if close else ""
     return None, (f"doc {key!r} is not a document id or title of corpus {corpus.name!r}, nor a file's "
                   f"relative path, name or stem{hint}")
 
