@@ -4,9 +4,7 @@ SHELL := /bin/bash
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := help
 
-# Debian's python3 when there is one (tools/system_deps.sh installs python3-venv for it): every
-# account can run it, which `make room` needs (an interpreter under /root, e.g. pyenv's, is not).
-PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip

@@ -47,7 +47,7 @@ TRAINER_ROLE = {"name": "trainer", "users": [room["trainer"]],
 
 # --- each trainee's server: JupyterLab from the book's venv, their own copy of the chapters ------
 c.JupyterHub.spawner_class = roomlib.make_spawner_class()
-c.Spawner.cmd = [str(Path(room["venv_bin"]) / "jupyterhub-singleuser")]
+c.Spawner.cmd = [str(Path(room["venv_bin"]) / "python"), "-m", "jupyterhub.singleuser"]
 c.Spawner.notebook_dir = f"~/{roomlib.BOOK_DIR}"
 c.Spawner.default_url = "/lab/tree/chapters"
 c.Spawner.args = list(room.get("server_args", []))

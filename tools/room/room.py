@@ -73,13 +73,10 @@ def check_machine(args) -> None:
     if not (ROOT / "tools/room/node_modules/.bin/configurable-http-proxy").exists():
         raise RoomError("tools/room/node_modules: configurable-http-proxy is missing; run `make room` "
                         "(it installs it), not room.py directly")
-    python = Path(os.path.realpath(sys.executable))
-    for where, start in (("the repository", ROOT), ("the venv's interpreter", python.parent)):
-        for d in [start, *start.parents]:
-            if not d.stat().st_mode & 0o001:
-                raise RoomError(f"{d}: other accounts cannot enter it (mode {d.stat().st_mode & 0o777:o}), so "
-                                f"trainees could not run {where} ({start}); build the book with Debian's "
-                                f"/usr/bin/python3 (the Makefile's default) in a folder such as /opt or /srv")
+    if not roomlib.reachable(ROOT / "chapters"):
+        blocked = next(d for d in ROOT.parents if not d.stat().st_mode & 0o001)
+        raise RoomError(f"{blocked}: other accounts cannot enter it (mode {blocked.stat().st_mode & 0o777:o}), so "
+                        f"trainees could not read the book in {ROOT}; clone it under /opt or /srv")
     if not 1 <= args.port <= 65533:
         raise RoomError(f"--port {args.port}: must be 1-65533 (the room also uses PORT+1 and PORT+2)")
     if (args.ssl_cert is None) != (args.ssl_key is None):
@@ -135,10 +132,11 @@ def main(argv=None) -> int:
         return 2
     mode = roomlib.cgroup_mode()
     font_cache = roomlib.build_font_cache(args.state, sys.executable)
+    runtime = roomlib.ensure_runtime(Path(sys.prefix), Path(sys.base_prefix))
     limits = Limits(int(args.memory * GiB), args.cpus)
     old = roomlib.load_settings(args.state) if (args.state / "room.json").exists() else {}
     settings = {
-        "root": str(ROOT), "venv_bin": str(Path(sys.executable).parent), "cache": str(ROOT / "_build/embeddings"),
+        "root": str(ROOT), "venv_bin": runtime["venv_bin"], "runtime_env": runtime["env"], "cache": str(ROOT / "_build/embeddings"),
         "trainees": names, "trainer": args.trainer, "ip": args.ip, "port": args.port,
         "ssl_cert": str(args.ssl_cert.resolve()) if args.ssl_cert else None,
         "ssl_key": str(args.ssl_key.resolve()) if args.ssl_key else None,
@@ -154,6 +152,9 @@ def main(argv=None) -> int:
     print(f"  limits:   {limits.describe()} per trainee" if mode else
           "  limits:   none (this machine has no writable cgroup hierarchy; trainees share memory and CPU)")
     print(f"  idle:     servers idle for {args.idle_timeout} s are stopped")
+    if runtime["copied"]:
+        print(f"  python:   {sys.base_prefix} is not reachable by other accounts; trainees run a copy of it "
+              f"in {ROOT / '.room'} with the book's packages")
     if not args.ssl_cert:
         print("  warning:  plain HTTP: passwords and notebooks cross the network unencrypted; give "
               "--ssl-cert/--ssl-key, or keep --ip 127.0.0.1 behind your own TLS proxy", file=sys.stderr)

@@ -19,6 +19,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,6 +222,58 @@ def remove_cgroup(name: str, mode: str) -> None:
             pass
 
 
+# --- a Python every trainee can run -------------------------------------------------------------
+
+def reachable(path: Path) -> bool:
+    """Whether any account can reach ``path``: every folder above it is searchable by others."""
+    path = Path(os.path.realpath(path))
+    return all(d.stat().st_mode & 0o001 for d in path.parents)
+
+
+def ensure_runtime(venv: Path, base: Path, root: Path = ROOT) -> dict:
+    """How trainees run the book's venv: ``{"venv_bin": ..., "env": {...}, "copied": bool}``.
+
+    When the venv's interpreter is reachable by every account (Debian's python3, or one under
+    /opt), the trainees use the venv as it is. When it is not — pyenv's Python under /root, mode
+    0700 — the room does not open /root: it copies the interpreter and its standard library
+    (without site-packages and tests, about 80 MB) to ``.room/python`` in the repository, makes
+    ``.room/venv`` on it, and has that venv read the book venv's packages (a ``.pth`` file that
+    adds the venv's site-packages with :func:`site.addsitedir`). Jupyter's data and config folders
+    (lab extensions, the settings of ``make lab``) are pointed at the book venv's.
+    """
+    python = venv / "bin" / "python"
+    if reachable(python) and reachable(venv):
+        return {"venv_bin": str(venv / "bin"), "env": {}, "copied": False}
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    runtime, room_venv = root / ".room" / "python", root / ".room" / "venv"
+    stamp = runtime / ".copied-from"
+    if not stamp.exists() or stamp.read_text() != f"{base}|{sys.version}":
+        shutil.rmtree(runtime, ignore_errors=True)
+        shutil.rmtree(room_venv, ignore_errors=True)
+        (runtime / "bin").mkdir(parents=True)
+        shutil.copy2(base / "bin" / version, runtime / "bin" / version)
+        (runtime / "lib").mkdir()
+        for lib in (base / "lib").glob("libpython*"):
+            shutil.copy2(lib, runtime / "lib" / lib.name, follow_symlinks=False)
+        shutil.copytree(base / "lib" / version, runtime / "lib" / version, symlinks=True,
+                        ignore=shutil.ignore_patterns("site-packages", "test", "config-*", "idlelib", "tkinter"))
+        (runtime / "lib" / version / "site-packages").mkdir()
+        stamp.write_text(f"{base}|{sys.version}")
+    env = {"LD_LIBRARY_PATH": str(runtime / "lib")}
+    if not (room_venv / "bin" / "python").exists():
+        subprocess.run([str(runtime / "bin" / version), "-m", "venv", "--without-pip", str(room_venv)],
+                       check=True, capture_output=True, text=True, env={**os.environ, **env})
+        site_packages = venv / "lib" / version / "site-packages"
+        (room_venv / "lib" / version / "site-packages" / "chunklab-book.pth").write_text(
+            f"import site; site.addsitedir({str(site_packages)!r})\n")
+    for d in (root / ".room",):
+        subprocess.run(["chmod", "-R", "a+rX", str(d)], check=True)
+    share = venv / "share" / "jupyter"
+    env.update({"JUPYTER_PATH": str(share), "JUPYTER_CONFIG_PATH": str(venv / "etc" / "jupyter"),
+                "JUPYTERLAB_DIR": str(share / "lab")})
+    return {"venv_bin": str(room_venv / "bin"), "env": env, "copied": True}
+
+
 # --- the room's settings, written by the launcher, read by the hub's config -----------------------
 
 def save_settings(state: Path, settings: dict) -> None:
@@ -267,6 +320,7 @@ def make_spawner_class():
             env["TMPDIR"] = f"{home}/.cache/tmp"        # jieba's cache, matplotlib's temp files: private
             env["CHUNKLAB_CACHE"] = room["cache"]       # the build's embeddings, read-only for trainees
             env["PATH"] = f"{room['venv_bin']}:/usr/local/bin:/usr/bin:/bin"
+            env.update(room.get("runtime_env", {}))
             env["MPLCONFIGDIR"] = f"{home}/.cache/matplotlib"
             return env
 
