@@ -167,3 +167,14 @@ def test_identical_sides_name_no_winner(labelled, capsys):
                  "--questions", str(q), "--k", "2", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert all(r["winner"] is None and not r["significant"] for r in result.values())
+
+
+def test_compare_fusion_flags_need_a_hybrid_side(labelled, capsys):
+    folder, q = labelled
+    argv = ["compare", "recursive:target=20", "recursive:target=20@dense:lsa", "--corpus", str(folder),
+            "--questions", str(q), "--k", "1"]
+    assert main(argv + ["--weights", "dense=2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --weights") and "neither side ranks with hybrid" in err
+    assert main(argv[:3] + ["recursive:target=20@hybrid:lsa"] + argv[4:] + ["--fusion", "score"]) == 0
+    assert "normalised score fusion" in capsys.readouterr().out

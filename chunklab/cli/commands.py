@@ -414,6 +414,10 @@ def cmd_compare(args) -> int:
         raise CLIError(f"--embedder {args.embedder} is used by --retriever dense or hybrid, or by a side written "
                        f"CONFIG@dense; nothing here takes it (a side written CONFIG@dense:NAME names its own)",
                        where="--embedder")
+    if (args.fusion or args.weights) and not any(r == "hybrid" for r, _ in ranks):
+        flag = "--fusion" if args.fusion else "--weights"
+        raise CLIError(f"{flag} says how hybrid retrieval fuses BM25 and dense, but neither side ranks with hybrid "
+                       f"(write a side CONFIG@hybrid, or give --retriever hybrid)", where=flag)
     side_a, side_b = side_chunker(spec_a, args), side_chunker(spec_b, args)
     if args.splitter and "splitter" not in (spec_a.strip(), spec_b.strip()):
         raise CLIError("--splitter is given but neither side of compare is 'splitter' (write 'splitter' as A or B)",
