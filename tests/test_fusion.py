@@ -176,5 +176,5 @@ def test_compare_fusion_flags_need_a_hybrid_side(labelled, capsys):
     assert main(argv + ["--weights", "dense=2"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: --weights") and "neither side ranks with hybrid" in err
-    assert main(argv[:3] + ["recursive:target=20@hybrid:lsa"] + argv[4:] + ["--fusion", "score"]) == 0
+    assert main(argv[:2] + ["recursive:target=20@hybrid:lsa"] + argv[3:] + ["--fusion", "score"]) == 0
     assert "normalised score fusion" in capsys.readouterr().out
