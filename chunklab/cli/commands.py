@@ -9,7 +9,8 @@ from pathlib import Path
 from ..base import get_strategy, list_strategies
 from ..core import Document
 from ..datasets import load_corpus
-from ..datasets.files import PDF_SUFFIXES, pdf_document, read_text_file
+from ..datasets.files import (HTML_SUFFIXES, PDF_SUFFIXES, extraction_info, extraction_lines, html_document,
+                              pdf_document, read_text_file)
 from ..datasets.questions import NAMED_SETS, check_questions, load_questions, summarize
 from ..evaluation import compare
 from ..evaluation.metrics import METRICS
@@ -68,6 +69,9 @@ def read_document(path: Path, args) -> Document:
         text = read_text_file(path, limit)
     except FileNotFoundError:
         raise CLIError(f"file not found: {path}", where=str(path)) from None
+    if path.suffix.lower() in HTML_SUFFIXES:  # the folder corpus's HTML reader: offsets into the visible text
+        doc = html_document(text, path.stem, str(path))
+        return Document(doc.id, doc.text, title=path.stem, meta=doc.meta)
     return Document(path.stem, text, title=path.stem, meta={"path": str(path)})
 
 
@@ -119,6 +123,13 @@ def cmd_text(args) -> int:
         warn([f"{args.file}: {doc.meta['ocr_pages']} of {doc.meta.get('n_pages')} pages were read by OCR (Tesseract)"])
     pages = page_ranges(doc)
     payload = {"path": str(args.file), "doc_id": doc.id, "chars": len(doc.text), "pages": pages, "text": doc.text}
+    info = extraction_info([doc])
+    if info:  # where the text came from, and the glyph junk dropped from it (on stderr: stdout is the text)
+        payload["extract_cache"] = (doc.meta.get("extract_cache") or {}).get("status")
+        payload["glyphs_dropped"] = info["glyphs_dropped"].get(doc.id, {"cid": 0, "private_use": 0, "pages": []})
+        print("\n".join(f"note: {line}" for line in extraction_lines(info)), file=sys.stderr)
+    if doc.meta.get("source_kind") == "html":
+        payload["source_kind"] = "html"
 
     def text_out() -> str:
         if not pages:
@@ -166,6 +177,9 @@ def cmd_validate(args) -> int:
     report = {"questions_file": args.questions, "corpus": corpus.name, "ok": not problems,
               **summarize(questions), **where_fields(args), "pinned": pinned, "problems": [p.to_json() for p in problems],
               "warnings": same_text}
+    pdf_info = extraction_info(corpus.documents)
+    if pdf_info:
+        report["pdf_extraction"] = pdf_info
     if not args.json:
         warn(same_text)
 
@@ -176,6 +190,7 @@ def cmd_validate(args) -> int:
                  "by difficulty: " + (", ".join(f"{k} {v}" for k, v in report["by_difficulty"].items()) or "-")]
         if pinned:
             lines.append(f"pinned:        {pinned} questions locate their evidence by offsets or occurrence")
+        lines.extend(extraction_lines(pdf_info))
         if problems:
             lines.append(f"FAILED: {len(problems)} problems on {len({p.line for p in problems})} lines:")
             lines.extend(f"  {p}" for p in problems)
@@ -291,6 +306,9 @@ def cmd_eval(args) -> int:
                        "evidence_text": layout.text(a, b), "rank_text": rank_text(case["container_rank"], depth,
                                                     int((result.ranked[result.question_ids.index(case["question_id"])] >= 0).sum()))})
     payload = {**summary, **retrieval_fields(settings, summary), **where_fields(args)}
+    pdf_info = extraction_info(corpus.documents)
+    if pdf_info:
+        payload["pdf_extraction"] = pdf_info
     payload["metric_rules"] = settings.metric_rules
     payload["metrics_explained"] = {m: d["doc"] for m, d in METRICS.items()}
     if args.misses:
@@ -341,7 +359,7 @@ def cmd_eval(args) -> int:
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
         tail = baseline_text(gate) if gate is not None else []
-        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + list(METRIC_LEGEND) + tail)
+        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + extraction_lines(pdf_info) + list(METRIC_LEGEND) + tail)
 
     emit(args, payload, text)
     return 1 if gate is not None and gate["regressed"] else 0

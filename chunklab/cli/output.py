@@ -20,6 +20,7 @@ from ..datasets.files import MAX_FILE_BYTES
 from ..datasets.questions import QuestionError
 from ..preprocess.pdf import char_limits, ocr_limits
 from ..retrieval.embed_cache import EmbeddingCacheWarning
+from ..preprocess.cache import ExtractCacheWarning
 
 __all__ = ["CLIError", "dumps", "emit", "warn", "cap", "fail", "question_error", "where_of", "pipe_closed",
            "runtime_warnings_as_lines", "pdf_limits"]
@@ -90,7 +91,7 @@ MAX_FILE_MB = 1_000_000
 
 
 #: Warnings the library raises while a command runs that the command line shows as ``warning:`` lines.
-_LINE_WARNINGS = (EmbeddingCacheWarning,)
+_LINE_WARNINGS = (EmbeddingCacheWarning, ExtractCacheWarning)
 
 
 @contextlib.contextmanager

@@ -26,14 +26,22 @@ Ids, titles and ``meta`` of a folder's documents (:func:`load_folder`):
   (:meth:`~chunklab.datasets.Corpus.lookup`);
 - the title is the first Markdown ``# `` heading, else the first non-empty
   line; for Python the first line of the module docstring, else the file
-  name; for HTML the ``<title>`` or first ``<h1>``;
+  name; for HTML the ``<title>`` or first heading;
+- an HTML file (``.html``, ``.htm``) is read as its visible text
+  (:func:`html_document`): script and style dropped, entities decoded, headings
+  as Markdown ``#`` lines; offsets refer to that text, and
+  ``meta["source_kind"]`` is ``"html"``;
 - ``meta = {"path": "billing/refunds.py", "type": "python"}``;
 - a PDF (:data:`PDF_SUFFIXES`) goes through the preprocessing pipeline of
   chapter 4 (:func:`chunklab.preprocess.pipeline`: reading order, running
   headers and footers removed, ruled tables as Markdown, OCR of scanned pages
   with Tesseract): the document's text is the extracted text, so offsets
   (chunks, evidence) refer to it, and ``meta["spans"]`` maps every range
-  back to its page (:func:`pdf_document`, :func:`chunklab.preprocess.pages_of`).
+  back to its page (:func:`pdf_document`, :func:`chunklab.preprocess.pages_of`);
+  glyph junk (``(cid:N)``, private-use characters) is dropped before the text is
+  assembled and counted in ``meta["glyphs_dropped"]``, and the extraction is
+  done once per file content (:mod:`chunklab.preprocess.cache`:
+  ``meta["extract_cache"]["status"]`` is ``hit`` when the text came from it).
 """
 from __future__ import annotations
 
@@ -47,15 +55,16 @@ import sys
 import sysconfig
 from collections import Counter
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..core import Document
-from ..preprocess import PdfError, ocr_available, ocr_unavailable_reason, pipeline
+from ..parsing.html import html_to_text
+from ..preprocess import PdfError, cached_pipeline, ocr_available, ocr_unavailable_reason
 from ..preprocess.model import NO_TEXT_LAYER
 
-__all__ = ["SUFFIX_TYPES", "PDF_SUFFIXES", "STDLIB_MODULES", "XIAOBEI_EXCLUDE", "MAX_FILE_BYTES", "TextFileError",
+__all__ = ["SUFFIX_TYPES", "PDF_SUFFIXES", "HTML_SUFFIXES", "html_document", "STDLIB_MODULES", "XIAOBEI_EXCLUDE", "MAX_FILE_BYTES", "TextFileError",
            "read_text_file", "check_max_file_bytes", "load_folder", "load_stdlib", "file_document", "pdf_document",
-           "document_from_file", "folder_ids"]
+           "document_from_file", "folder_ids", "extraction_info", "extraction_lines"]
 
 #: The largest file chunklab reads (bytes) unless told otherwise: 100 MB. A corpus folder, a
 #: question file, a grid: a bigger file is refused with a message naming it (raise the limit with
@@ -67,6 +76,9 @@ SUFFIX_TYPES = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".py": "python",
     ".html": "html", ".htm": "html", ".rst": "rst", ".csv": "csv", ".tsv": "csv",
 }
+
+#: File suffixes read as HTML: the document's text is the page's visible text (:func:`html_document`).
+HTML_SUFFIXES = tuple(k for k, v in SUFFIX_TYPES.items() if v == "html")
 
 #: File suffixes read as PDFs, through the preprocessing pipeline (:func:`pdf_document`).
 PDF_SUFFIXES = (".pdf",)
@@ -237,11 +249,32 @@ def _title(text: str, kind: str, fallback: str) -> str:
 def file_document(path: str | os.PathLike, doc_id: str, rel: str | None = None,
                   max_file_bytes: int | None = None) -> Document:
     """One file as a :class:`Document` (type from its suffix, title as described above), read by
-    :func:`read_text_file`."""
+    :func:`read_text_file`; an HTML file (:data:`HTML_SUFFIXES`) as its visible text (:func:`html_document`)."""
     p = Path(path)
     kind = SUFFIX_TYPES.get(p.suffix.lower(), "text")
     text = read_text_file(p, max_file_bytes)
+    if kind == "html":
+        return html_document(text, doc_id, rel or p.name)
     return Document(doc_id, text, title=_title(text, kind, p.name), meta={"path": rel or p.name, "type": kind})
+
+
+def html_document(source: str, doc_id: str, rel: str) -> Document:
+    """An HTML page's source as a :class:`Document` whose text is the page's visible text
+    (:func:`chunklab.parsing.html.html_to_text`: script and style dropped, entities decoded, block
+    elements as line breaks, headings as Markdown ``#`` lines, tables as Markdown rows, ``<pre>`` fenced):
+    offsets (chunks, evidence) refer to that text, as a PDF's refer to its extracted text.
+    ``meta``: ``path``, ``type="html"``, ``source_kind="html"``, ``source_chars`` (the length of the
+    HTML) and ``html`` (counts of headings, tables, ``<pre>`` blocks and dropped elements). The title
+    is the ``<title>``, else the first heading, else the file name.
+
+    >>> d = html_document("<title>帮助</title><h2>用法</h2><p>a&nbsp;-&gt;&nbsp;b</p>", "help", "help.html")
+    >>> d.text, d.title, d.meta["source_kind"]
+    ('## 用法\\n\\na -> b', '帮助', 'html')
+    """
+    page = html_to_text(source)
+    return Document(doc_id, page.text, title=page.title or Path(rel).name,
+                    meta={"path": rel, "type": "html", "source_kind": "html", "source_chars": len(source),
+                          "html": page.stats})
 
 
 def _ocr_lang() -> str:
@@ -254,9 +287,10 @@ def pdf_document(path: str | os.PathLike, doc_id: str, rel: str | None = None,
     """One PDF as a :class:`Document`: :func:`chunklab.preprocess.pipeline` with OCR of scanned pages.
 
     The text is the pipeline's (reading order by columns, running headers and footers removed,
-    ruled tables as Markdown tables); ``meta`` keeps the pipeline's (``spans`` with the page of every
-    range, ``n_pages``, ``tables``, ``skipped_pages``, ``preprocess``) plus ``path`` and
-    ``type="pdf"``. The title is the first non-empty line, else the file name. Scanned pages are
+    ruled tables as Markdown tables, glyph junk dropped); ``meta`` keeps the pipeline's (``spans`` with
+    the page of every range, ``n_pages``, ``tables``, ``skipped_pages``, ``preprocess``,
+    ``glyphs_dropped``) plus ``path``, ``type="pdf"`` and ``extract_cache`` (the document comes from
+    the extraction cache when this content was extracted before: :func:`~chunklab.preprocess.cached_pipeline`). The title is the first non-empty line, else the file name. Scanned pages are
     read by Tesseract in Chinese and English (``chi_sim+eng``) when both are installed, else in
     Chinese (``chi_sim``): on the book's generated scan the two give about the same character error
     rate (3.9% and 3.5%), and the first also reads English scans.
@@ -270,7 +304,7 @@ def pdf_document(path: str | os.PathLike, doc_id: str, rel: str | None = None,
     p = os.fspath(path)
     _check_regular_file(p, max_file_bytes)
     lang = _ocr_lang()
-    doc = pipeline(p, doc_id, ocr="auto", lang=lang)
+    doc = cached_pipeline(p, doc_id, ocr="auto", lang=lang, junk="drop")
     skipped = doc.meta.get("skipped_pages") or []
     need_ocr = [s["page"] for s in skipped if s["reason"].startswith(NO_TEXT_LAYER) and "OCR unavailable" in s["reason"]]
     if need_ocr:
@@ -283,6 +317,44 @@ def pdf_document(path: str | os.PathLike, doc_id: str, rel: str | None = None,
     name = Path(p).name
     return Document(doc_id, doc.text, title=_title(doc.text, "text", name),
                     meta={**doc.meta, "path": rel or name, "type": "pdf"})
+
+
+def extraction_info(documents: Iterable[Document]) -> dict[str, Any]:
+    """What PDF extraction did for ``documents`` (``{}`` when none is a PDF): ``pdfs`` (their number),
+    ``from_cache`` and ``extracted`` (ids: text read from the extraction cache, or extracted now),
+    ``cache_dir`` and ``glyphs_dropped`` (id -> ``{"cid", "private_use", "pages"}`` for every PDF
+    that had glyph junk dropped from its text)."""
+    pdfs = [d for d in documents if (d.meta or {}).get("type") == "pdf"]
+    if not pdfs:
+        return {}
+    status = {d.id: (d.meta.get("extract_cache") or {}) for d in pdfs}
+    dropped = {}
+    for d in pdfs:
+        g = d.meta.get("glyphs_dropped") or {}
+        if g.get("cid") or g.get("private_use"):
+            dropped[d.id] = {"cid": g["cid"], "private_use": g["private_use"], "pages": [p["page"] for p in g["pages"]]}
+    return {"pdfs": len(pdfs), "from_cache": [i for i, s in status.items() if s.get("status") == "hit"],
+            "extracted": [i for i, s in status.items() if s.get("status") != "hit"],
+            "cache_dir": next((s["dir"] for s in status.values() if s.get("dir")), None), "glyphs_dropped": dropped}
+
+
+def extraction_lines(info: dict[str, Any]) -> list[str]:
+    """:func:`extraction_info` as report lines: where the PDFs' text came from, and the glyph junk dropped."""
+    if not info:
+        return []
+
+    def few(ids: list[str]) -> str:
+        return ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+
+    cached, fresh = info["from_cache"], info["extracted"]
+    where = f"extraction cache {info['cache_dir']}" if info.get("cache_dir") else "extraction cache (off)"
+    lines = [f"PDFs: {info['pdfs']}; text of {len(cached)} from the {where}"
+             + (f" ({few(cached)})" if cached else "") + f", {len(fresh)} extracted now"
+             + (f" ({few(fresh)})" if fresh else "")]
+    for doc_id, g in info["glyphs_dropped"].items():
+        lines.append(f"{doc_id}: dropped from the text {g['cid']} glyphs without a Unicode mapping ((cid:N)) and "
+                     f"{g['private_use']} private-use characters, on {_pages(g['pages'])}")
+    return lines
 
 
 def _pages(numbers: list[int]) -> str:

@@ -19,18 +19,21 @@ testable on PDFs generated from the 小北 corpus (:mod:`chunklab.book.pdfgen`):
   ``table`` strategy, merged cells filled, tables across a page break joined;
 * :mod:`.atoms` — spans that must stay whole in one chunk (formulas), and the
   boundary repair that keeps them whole after any strategy (:func:`keep_whole`);
+* :mod:`.glyphs` — ``(cid:N)`` placeholders and private-use characters out of the text;
+* :mod:`.cache` — the extraction cache, keyed by the file's content and the extractor;
 * :mod:`.ocr` — Tesseract for pages without a text layer, and the character
   error rate (:func:`cer`).
 
 :func:`pipeline` runs them in order and records each step in
-``meta["preprocess"]``; :func:`extract_many` runs it over many files and
+``meta["preprocess"]``; :func:`cached_pipeline` runs it once per file content (:mod:`.cache`);
+:func:`extract_many` runs it over many files and
 returns the failures instead of raising. :func:`with_pages` puts the page
 numbers of each chunk of such a document into the chunk's ``meta["pages"]``;
 :func:`attach_figures` links each chunk to the figures anchored in it (images
 never enter the text), and :func:`describe_figures` fills a figure's
 ``description`` field with any describer (a vision model; here OCR stands in).
-A PDF in a folder corpus goes through :func:`pipeline` too
-(:func:`chunklab.datasets.files.pdf_document`).
+A PDF in a folder corpus goes through :func:`cached_pipeline` too, glyph junk dropped
+(:mod:`.glyphs`; :func:`chunklab.datasets.files.pdf_document`).
 """
 from __future__ import annotations
 
@@ -44,10 +47,12 @@ from .layout import ORDERS, find_columns, find_footnotes, move_footnotes, order_
 from .ocr import cer, ocr_available, ocr_image, ocr_unavailable_reason
 from .pdf import PdfError, Region, _extract_step, build_document, extract_pdf, locate, pages_of, read_pages
 from .atoms import find_formulas, keep_whole
+from .cache import ExtractCacheWarning, cached_extract, extract_cache_dir
+from .glyphs import JUNK_MODES, drop_junk
 from .tables import join_continued_tables, to_markdown
 
 __all__ = [
-    "pipeline", "extract_many", "Failure", "PdfError", "Region", "extract_pdf", "read_pages", "build_document",
+    "pipeline", "cached_pipeline", "extract_cache_dir", "ExtractCacheWarning", "extract_many", "Failure", "PdfError", "Region", "extract_pdf", "read_pages", "build_document",
     "locate", "pages_of", "find_columns", "order_page", "running_lines", "remove_running_lines",
     "to_markdown", "ocr_available", "ocr_unavailable_reason", "ocr_image", "cer", "ORDERS", "with_pages",
     "attach_figures", "describe_figures", "find_footnotes", "move_footnotes", "ocr_describer", "find_formulas", "keep_whole", "join_continued_tables",
@@ -58,7 +63,7 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
              tables: bool = True, ocr: bool | str = "auto", lang: str = "chi_sim", password: str | None = None,
              title: str | None = None, pages: Sequence[int] | None = None, merged: str = "fill",
              join_tables: bool = True, footnotes: bool = True, max_page_chars: int | None = None,
-             max_file_chars: int | None = None, max_ocr_pages: int | None = None) -> Document:
+             max_file_chars: int | None = None, max_ocr_pages: int | None = None, junk: str = "keep") -> Document:
     """A PDF to a :class:`~chunklab.Document` ready for chunking.
 
     Steps, each switchable and each recorded in ``meta["preprocess"]``:
@@ -89,9 +94,18 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
     text is over ``max_page_chars`` on a page or ``max_file_chars`` in all, or that has more than
     ``max_ocr_pages`` pages to read by OCR (see :func:`~chunklab.preprocess.pdf.read_pages`);
     ``meta["ocr_pages"]`` counts the pages read by OCR.
+
+    ``junk="drop"`` removes glyph junk (``(cid:N)`` placeholders of glyphs without a Unicode
+    mapping, private-use characters) from the text before it is assembled
+    (:func:`~chunklab.preprocess.glyphs.drop_junk`), so offsets refer to the cleaned text; the
+    counts go to ``meta["glyphs_dropped"]`` (``cid``, ``private_use``, ``pages``) and a
+    ``glyph_junk`` step. The folder corpus's reader drops it; the default ``"keep"`` shows the text
+    layer as it is (chapter 4 counts the unmapped glyphs).
     """
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    if junk not in JUNK_MODES:
+        raise ValueError(f"junk must be one of {JUNK_MODES}, got {junk!r}")
     if ocr not in (True, False, "auto"):
         raise ValueError(f"ocr must be True, False or 'auto', got {ocr!r}")
     path = Path(path)
@@ -121,6 +135,11 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
     if footnotes:
         pages, notes = move_footnotes(pages)
         steps.append({"step": "footnotes", "moved": len(notes), "to": "after the body text"})
+    dropped: list[dict[str, int]] = []
+    if junk == "drop":
+        pages, notes, dropped = drop_junk(pages, notes)
+        steps.append({"step": "glyph_junk", "cid": sum(d["cid"] for d in dropped),
+                      "private_use": sum(d["private_use"] for d in dropped), "pages": [d["page"] for d in dropped]})
     joins = join_continued_tables(pages) if tables and join_tables else []
     doc = build_document(pages, doc_id or path.stem, title=title, order=order,
                          meta={"source": str(path), "removed": removed}, footnotes=notes)
@@ -134,7 +153,20 @@ def pipeline(path: str | Path, doc_id: str | None = None, *, order: str = "colum
         steps.append({"step": "figures", "found": len(doc.meta["figures"]), "in_text": False})
     meta = dict(doc.meta)
     meta["preprocess"] = steps
+    if junk == "drop":
+        meta["glyphs_dropped"] = {"cid": sum(d["cid"] for d in dropped),
+                                  "private_use": sum(d["private_use"] for d in dropped), "pages": dropped}
     return Document(doc.id, doc.text, title=doc.title, meta=meta)
+
+
+def cached_pipeline(path: str | Path, doc_id: str | None = None, *, cache: str | Path | bool | None = None,
+                    **options: Any) -> Document:
+    """:func:`pipeline`, extracted once per file content: a second call for the same bytes with the
+    same options (and the same extractor) reads the document from the extraction cache
+    (:mod:`chunklab.preprocess.cache`; ``cache``: a folder, ``False``, or None for
+    ``$CHUNKLAB_EXTRACT_CACHE`` / the user's cache folder). ``meta["extract_cache"]["status"]`` says
+    ``hit`` when the text came from the cache. A cache that cannot be used warns once and extracts."""
+    return cached_extract(pipeline, path, doc_id, cache=cache, **options)
 
 
 @dataclass(frozen=True)
