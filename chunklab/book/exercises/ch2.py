@@ -134,7 +134,7 @@ def _check_sentence_properties(candidate) -> None:
                               "（标点也是原文的一部分，不能丢。）")
             pos = e
         if pos != len(text):
-            raise Failure(f"最后一句应到文本末尾 {len(text)}：文本 {text!r} 得到 {spans}。")
+            raise Failure(f"最后一句应在文本末尾（位置 {len(text)}）结束：文本 {text!r} 得到 {spans}。")
         for k, (s, e) in enumerate(spans):
             piece = text[s:e]
             last = k == len(spans) - 1
