@@ -56,7 +56,7 @@ from ..tools.report import write_report
 from .benchmarks import add_bench_parser
 from .export import add_export_parser
 from .commands import cmd_audit, cmd_chunk, cmd_compare, cmd_eval, cmd_strategies, cmd_text, cmd_validate
-from .commands import by_groups
+from .commands import auto_routes, by_groups
 from .configs import (TOKENIZER_NAMES, WHERE_KEYS, eval_chunker, evaluate_chunker, load_inputs, parse_config, parse_where,
                       settings_from_args, splitter_chunker, where_fields, where_note)
 from .configs import side_chunker
@@ -321,6 +321,9 @@ def cmd_report(args) -> int:
         "headline": headline(result), "symptoms": symptom_table(result, questions),
         "by": by_groups(result, questions, WHERE_KEYS), "misses": misses}
     warnings = list(result.summary().get("warnings", ()))
+    routes = auto_routes(chunker.config, corpus.documents)
+    if routes is not None:  # auto: the report's routes section
+        data["routes"] = routes
     if other is not None:
         side, side_s = other
         rb = evaluate_chunker(corpus, questions, side, side_s, index=index if retriever_name(side_s) != "dense" else None)
@@ -352,6 +355,12 @@ def _check_out_file(path: Path) -> None:
         raise CLIError(f"--out: folder {path.parent} does not exist", where="--out")
     if not os.access(path if path.exists() else path.parent, os.W_OK):
         raise CLIError(f"--out {path} cannot be written", where="--out")
+
+
+#: ``--routes`` of eval and compare.
+ROUTES_HELP = ("with the auto strategy, list every document's route (document -> strategy, the features that "
+               "decided, any fallback); without it the list is printed up to 20 documents, else a count per "
+               "route (JSON: 'routes' always)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -436,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--by", action="append", metavar="KEY",
                    help=f"after the table, hit (95%% CI) and mrr per group of questions: KEY one of "
                         f"{', '.join(WHERE_KEYS)} (repeatable; JSON: key 'by')")
+    s.add_argument("--routes", action="store_true", help=ROUTES_HELP)
     corpus_args(s)
     s.set_defaults(func=cmd_eval)
 
@@ -450,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("b", help=side)
     s.add_argument("--splitter", metavar="MODULE:ATTR", default=None,
                    help="the splitter a side written 'splitter' stands for")
+    s.add_argument("--routes", action="store_true", help=ROUTES_HELP)
     corpus_args(s, compare=True)
     s.set_defaults(func=cmd_compare)
 

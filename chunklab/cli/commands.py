@@ -18,6 +18,7 @@ from ..evaluation.stats import bootstrap_ci, paired_bootstrap
 from ..params import loads_json, parse_params
 from ..preprocess import pages_of, with_pages
 from ..retrieval import CorpusIndex, Layout
+from ..strategies.router import route_lines, route_table
 from ..tools.audit import audit, format_report
 from ..tools.report_explain import rank_text
 from ..tools.versioning import canonical_config, index_version
@@ -27,7 +28,7 @@ from .engines import NEEDS_EMBEDDER, describe, retrieval_fields, retriever_name,
 from .output import CLIError, cap, emit, warn
 from .runs import against_baseline, baseline_text, check_save, load_run, save_run
 
-__all__ = ["cmd_strategies", "cmd_chunk", "cmd_text", "read_document", "page_ranges", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare"]
+__all__ = ["auto_routes", "cmd_strategies", "cmd_chunk", "cmd_text", "read_document", "page_ranges", "cmd_validate", "cmd_audit", "cmd_eval", "cmd_compare"]
 
 
 def cmd_strategies(args) -> int:
@@ -309,6 +310,9 @@ def cmd_eval(args) -> int:
     pdf_info = extraction_info(corpus.documents)
     if pdf_info:
         payload["pdf_extraction"] = pdf_info
+    routes = auto_routes(chunker.config, corpus.documents)
+    if routes is not None:  # auto: each document's route, why, and any fallback
+        payload["routes"] = routes
     payload["metric_rules"] = settings.metric_rules
     payload["metrics_explained"] = {m: d["doc"] for m, d in METRICS.items()}
     if args.misses:
@@ -359,10 +363,18 @@ def cmd_eval(args) -> int:
             pages = f" {_pages_label(m['evidence']['pages'])}" if m["evidence"].get("pages") else ""
             lines.append(f"  miss {m['question_id']} [{m['symptom']}] {where}{pages}: {(m['question'] or '')[:40]}")
         tail = baseline_text(gate) if gate is not None else []
-        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + extraction_lines(pdf_info) + list(METRIC_LEGEND) + tail)
+        return "\n".join(lines[:2] + _by_text(by) + lines[2:] + extraction_lines(pdf_info) + route_lines(routes or [], every=args.routes) + list(METRIC_LEGEND) + tail)
 
     emit(args, payload, text)
     return 1 if gate is not None and gate["regressed"] else 0
+
+
+def auto_routes(config: dict, documents) -> list[dict] | None:
+    """Each document's route (:func:`~chunklab.strategies.router.route_table`) when ``config`` is the
+    ``auto`` strategy, with its sizes; None for any other configuration."""
+    if config.get("strategy") != "auto":
+        return None
+    return route_table(documents, **{k: v for k, v in config.items() if k != "strategy"})
 
 
 def _delivered(result, args) -> list[str]:
@@ -461,6 +473,13 @@ def cmd_compare(args) -> int:
     # each metric's entry says what was compared under which ruler (the sides' labels, k, budget)
     ruler = {"label_a": side_a.label, "label_b": side_b.label, "k": args.k, "budget": args.budget,
              "budget_unit": args.budget_unit if args.budget else None}
+    shown_routes = []
+    for x, side in (("a", side_a), ("b", side_b)):
+        rows = auto_routes(side.config, corpus.documents)
+        if rows is not None:  # an auto side: each document's route in every metric's entry
+            ruler[f"routes_{x}"] = rows
+            shown_routes += [f"{x.upper()}: {line}" if i == 0 else line
+                             for i, line in enumerate(route_lines(rows, every=args.routes))]
     payload = {m: {**r, **ruler, "tokenizer": tok, **fields, **where_fields(args), **per_q[m],
                    "question_ids": list(ra.question_ids)}
                for m, r in result.items()}
@@ -486,7 +505,7 @@ def cmd_compare(args) -> int:
                 lines.append(f"{level:<12}{r['questions']:>5}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
                              f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {_side(r['winner'], args)}")
         lines.extend(METRIC_LEGEND)
-        return "\n".join(lines)
+        return "\n".join(lines + shown_routes)
 
     emit(args, payload, text)
     return 0

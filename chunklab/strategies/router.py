@@ -31,7 +31,8 @@ from ..params import Param, ParamError
 from ..parsing.markdown import _Fences
 from .structure import CLAUSE_FALLBACK_CHAIN, classify_clause_line, markdown_headings
 
-__all__ = ["route", "features", "RoutedStrategy", "ROUTES", "RULES", "THRESHOLDS", "TYPE_NAMES"]
+__all__ = ["route", "features", "RoutedStrategy", "ROUTES", "RULES", "THRESHOLDS", "TYPE_NAMES", "route_table",
+           "route_lines", "ROUTES_SHOWN"]
 
 #: Content type -> strategies in order: the first is used; the others are its fallback levels
 #: (used when an earlier one is not registered or rejects the parameters, and passed to
@@ -76,6 +77,7 @@ THRESHOLDS: dict[str, float] = {
     "broken_line_ratio": 0.8,  # lines ending without punctuation while the next line goes on
     "broken_punct_per_100": 2.0,
     "broken_min_lines": 5,
+    "hash_tight_ratio": 0.5,   # a .txt file's "# " lines directly followed by text: comments, not headings
 }
 
 _PUNCT = set("，。、；：？！…—“”‘’（）《》「」『』【】,.;:?!()\"'")
@@ -117,7 +119,11 @@ def features(document: Document | str) -> dict[str, Any]:
     ``md_fences``, ``table_ratio`` (share of non-blank characters on ``| a |
     b |`` rows), ``punct_per_100`` and ``broken_line_ratio`` (share of lines,
     among those followed by another non-blank line, that end without
-    punctuation).
+    punctuation). What the file was: ``text_file`` (a ``.txt``, ``meta["type"] == "text"``),
+    ``html_source`` (text read from an HTML page, ``meta["source_kind"] == "html"``: its
+    headings are Markdown lines, it is no longer HTML); ``hash_comments`` (a text file whose
+    ``#`` lines are all single ``# `` lines, mostly followed directly by more text: shell-style
+    comments, not Markdown headings).
 
     >>> f = features("第一条　为了规范考勤，制定本制度。\\n第二条　本制度适用于全体员工。")
     >>> f["article_marks"], f["lines"]
@@ -193,6 +199,12 @@ def features(document: Document | str) -> dict[str, Any]:
     nonblank_chars = sum(len(ln.strip()) for ln in lines)
     f["table_ratio"] = _ratio(sum(len(ln.strip()) for ln in lines if _MD_TABLE_ROW.match(ln)), nonblank_chars)
 
+    # what the file was: a .txt whose "# " lines are comments; text read from HTML
+    meta = doc.meta or {}
+    f["text_file"] = meta.get("type") == "text"
+    f["html_source"] = meta.get("source_kind") == "html"
+    f["hash_comments"] = f["text_file"] and _hash_comments(raw_lines)
+
     # OCR-likeness
     punct = sum(1 for ch in text if ch in _PUNCT)
     f["punct_per_100"] = round(100 * punct / nonspace, 2) if nonspace else 0.0
@@ -200,6 +212,17 @@ def features(document: Document | str) -> dict[str, Any]:
     broken = sum(1 for a, _ in followed if a.rstrip()[-1] not in _LINE_END_OK)
     f["broken_line_ratio"] = _ratio(broken, len(followed))
     return f
+
+
+def _hash_comments(raw_lines: list[str]) -> bool:
+    """Are the ``#`` lines comments (``# 显示帮助``, then the command) rather than headings? Only single
+    ``# `` lines, at least two, and at least :data:`THRESHOLDS` ``hash_tight_ratio`` of them followed
+    directly by a non-blank line (a Markdown heading is followed by a blank line or a deeper heading)."""
+    hashes = [i for i, ln in enumerate(raw_lines) if ln.startswith("#")]
+    if len(hashes) < 2 or any(not re.match(r"#(?:\s|$)", raw_lines[i]) for i in hashes):
+        return False
+    tight = sum(1 for i in hashes if i + 1 < len(raw_lines) and raw_lines[i + 1].strip())
+    return tight >= THRESHOLDS["hash_tight_ratio"] * len(hashes)
 
 
 def _outside_fences(lines: list[str]) -> list[str]:
@@ -218,13 +241,16 @@ def _rules() -> list[tuple[str, str, Any]]:
     return [
         ("code", "Python 可被 ast 解析，且有 {python_defs} 个 def/class/import 语句（阈值 ≥ {t[python_defs]:g}）",
          lambda f: f["python_parses"] and f["python_defs"] >= T["python_defs"]),
+        # NOTE: HTML rules look at raw HTML only: a Markdown file with an HTML table in it (Node's os.md)
+        # is Markdown, and text read from an HTML page is no longer HTML.
         ("table", "HTML 文档里 <table> 占全文 {html_table_ratio:.0%} 的字符（阈值 ≥ {t[html_table_ratio]:.0%}）",
-         lambda f: f["html_tags"] >= T["html_tags"] and f["html_table_ratio"] >= T["html_table_ratio"]),
+         lambda f: f["html_tags"] >= T["html_tags"] and f["html_table_ratio"] >= T["html_table_ratio"]
+         and not f["html_source"] and (f["html_document"] or f["md_headings"] < T["md_headings"])),
         ("html", "文本以 <html> 或 <!doctype> 开头",
-         lambda f: f["html_document"]),
+         lambda f: f["html_document"] and not f["html_source"]),
         ("html", "有 {html_tags} 个 HTML 块级/标题标签（阈值 ≥ {t[html_tags]:g}），Markdown 标题 {md_headings} 个"
                  "（少于 {t[md_headings]:g}）",
-         lambda f: f["html_tags"] >= T["html_tags"] and f["md_headings"] < T["md_headings"]),
+         lambda f: f["html_tags"] >= T["html_tags"] and f["md_headings"] < T["md_headings"] and not f["html_source"]),
         ("faq", "有 {questions} 行「问：/Q:」、{answers} 行「答：/A:」（阈值各 ≥ {t[qa_marks]:g}）",
          lambda f: f["questions"] >= T["qa_marks"] and f["answers"] >= T["qa_marks"]),
         ("faq", "有 {question_headings} 个以问号结尾的 Markdown 标题（阈值 ≥ {t[question_headings]:g}）",
@@ -240,7 +266,7 @@ def _rules() -> list[tuple[str, str, Any]]:
                  "JS 特征 {js_hints} 处",
          lambda f: f["code_line_ratio"] >= T["code_line_ratio"] and f["lines"] >= 3),
         ("markdown", "有 {md_headings} 个 Markdown 标题（阈值 ≥ {t[md_headings]:g}），代码围栏 {md_fences} 对",
-         lambda f: f["md_headings"] >= T["md_headings"]),
+         lambda f: f["md_headings"] >= T["md_headings"] and not f["hash_comments"]),
         ("clause", "有 {numbered_lines} 行以「一、（一）1. 1.1」编号开头，占非空行 {numbered_ratio:.0%}"
                    "（阈值 ≥ {t[numbered_lines]:g} 行且 ≥ {t[numbered_ratio]:.0%}）",
          lambda f: f["numbered_lines"] >= T["numbered_lines"] and f["numbered_ratio"] >= T["numbered_ratio"]),
@@ -257,12 +283,68 @@ def _rules() -> list[tuple[str, str, Any]]:
 RULES = _rules()
 
 
-def detect(f: dict[str, Any]) -> tuple[str, str]:
-    """The content type for features ``f`` and the Chinese reason (first rule that fires)."""
+def _fired(f: dict[str, Any]) -> tuple[str, str] | None:
+    """``(type, reason template)`` of the first rule that fires on features ``f``, or None."""
     for kind, template, pred in RULES:
         if pred(f):
-            return kind, template.format(t=THRESHOLDS, **f)
+            return kind, template
+    return None
+
+
+def detect(f: dict[str, Any]) -> tuple[str, str]:
+    """The content type for features ``f`` and the Chinese reason (first rule that fires)."""
+    fired = _fired(f)
+    if fired is not None:
+        return fired[0], fired[1].format(t=THRESHOLDS, **f)
     return "prose", "以上结构特征都未达到阈值，按无结构散文处理"
+
+
+#: ``route_lines`` lists every document up to this many; past it, a count per strategy
+#: (the command line's ``--routes`` lists them all).
+ROUTES_SHOWN = 20
+
+
+def route_table(documents: Iterable[Document], **params: Any) -> list[dict[str, Any]]:
+    """The route of every document, as ``auto`` with ``params`` takes it: one dict per document with
+    ``doc``, ``type`` (content type), ``strategy`` (the strategy that splits), ``chain``, ``reason``
+    (Chinese, as :meth:`RoutedStrategy.explain`), ``decided_by`` (the features the deciding rule
+    names, with their values; ``{}`` for prose) and ``fallback`` (why earlier strategies of the
+    chain were skipped, or None).
+
+    >>> [(r["doc"], r["strategy"], r["decided_by"]) for r in route_table([Document("law",
+    ...     "第一条　为了规范考勤，制定本制度。\\n第二条　本制度适用于全体员工。")])]
+    [('law', 'clause', {'article_marks': 2, 'chapter_marks': 0})]
+    """
+    rows = []
+    for doc in documents:
+        r = route(doc, **params)
+        d = r._require()
+        fired = _fired(d["features"])
+        names = dict.fromkeys(re.findall(r"\{(\w+)", fired[1])) if fired else {}
+        rows.append({"doc": doc.id, "type": d["type"], "strategy": d["used"], "chain": list(d["chain"]),
+                     "reason": d["reason"], "decided_by": {k: d["features"][k] for k in names if k != "t"},
+                     "fallback": "；".join(d["skipped"]) or None})
+    return rows
+
+
+def route_lines(rows: list[dict[str, Any]], every: bool = False) -> list[str]:
+    """:func:`route_table` rows as report lines: ``doc -> strategy (type)  feature=value, ...`` for each
+    document (when there are at most :data:`ROUTES_SHOWN`, or ``every``), else a count per route."""
+    if not rows:
+        return []
+    counts = Counter((r["strategy"], r["type"]) for r in rows)
+    summary = ", ".join(f"{s} ({t}) {n}" for (s, t), n in counts.most_common())
+    fallbacks = sum(1 for r in rows if r["fallback"])
+    head = f"routes (auto): {len(rows)} documents: {summary}" + (f"; {fallbacks} used a fallback" if fallbacks else "")
+    if len(rows) > ROUTES_SHOWN and not every:
+        return [head + " (--routes lists each document)"]
+    width = min(max(len(r["doc"]) for r in rows), 40)
+    lines = [head]
+    for r in rows:
+        why = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["decided_by"].items())
+        lines.append(f"  {r['doc']:<{width}} -> {r['strategy']} ({r['type']})  {why or 'no structure feature over its threshold'}"
+                     + (f"  fallback: {r['fallback']}" if r["fallback"] else ""))
+    return lines
 
 
 @register

@@ -17,7 +17,10 @@ The data (:func:`render_html`, :func:`render_markdown`, :func:`write_report` tak
 - ``matrix`` (optional): ``{"ruler", "rows": [matrix rows], "recommendation": MatrixResult.recommend()}``;
 - ``symptoms``: ``{symptom: {"count", "examples": [{"id", "question"}]}}``;
 - ``by``: ``{key: {group: {"questions", "hit", "hit_lo", "hit_hi", "mrr"}}}`` (``eval --by``);
-- ``misses``: the worst misses, each a :func:`chunklab.tools.report_explain.explain` dict.
+- ``misses``: the worst misses, each a :func:`chunklab.tools.report_explain.explain` dict;
+- ``routes`` (optional, the ``auto`` strategy): :func:`chunklab.strategies.router.route_table` rows, one
+  per document (document -> strategy, the content type, the features that decided, the reason, any
+  fallback), in a "Routes" section after the headline.
 """
 from __future__ import annotations
 
@@ -259,6 +262,7 @@ def render_html(data: Mapping[str, Any], figures: bool = True) -> str:
     parts.append("<h2>Headline</h2>")
     parts.append(_table(["metric", "mean", "95% CI"], [[_e(h["metric"]), *_headline_cells(h)] for h in data["headline"]],
                         [False, True, True]))
+    parts.extend(_routes_html(data.get("routes") or []))
     comp = data.get("comparison")
     if comp:
         parts.append(f"<h2>Comparison</h2><p>A = {_e(comp['a'])}<br>B = {_e(comp['b'])}</p>")
@@ -308,6 +312,36 @@ def render_html(data: Mapping[str, Any], figures: bool = True) -> str:
             f"<body>\n{body}\n</body></html>\n")
 
 
+_ROUTE_HEAD = ["document", "strategy", "content type", "decided by", "reason", "fallback"]
+
+
+def _decided(r: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["decided_by"].items()) or "—"
+
+
+def _routes_summary(routes: Sequence[Mapping[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for r in routes:
+        key = f"{r['strategy']} ({r['type']})"
+        counts[key] = counts.get(key, 0) + 1
+    used = sum(1 for r in routes if r["fallback"])
+    return (f"auto routed {len(routes):,} documents: " + ", ".join(f"{k} {n}" for k, n in
+                                                                  sorted(counts.items(), key=lambda kv: -kv[1]))
+            + (f"; {used} used a fallback strategy" if used else "; no fallback was needed") + ".")
+
+
+def _routes_html(routes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The routes section: which strategy ``auto`` chose for each document, and why."""
+    if not routes:
+        return []
+    table = _table(_ROUTE_HEAD, [[_e(r["doc"]), _e(r["strategy"]), _e(r["type"]), _e(_decided(r)), _e(r["reason"]),
+                                  _e(r["fallback"] or "—")] for r in routes])
+    if len(routes) > 20:
+        table = f"<details><summary>every document ({len(routes):,})</summary>{table}</details>"
+    return ["<h2>Routes</h2>", f"<p>{_e(_routes_summary(routes))} The features that decided are those of the first "
+            "rule of chunklab.strategies.router.RULES that fired (thresholds: THRESHOLDS).</p>", table]
+
+
 def _md_cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
@@ -335,6 +369,11 @@ def render_markdown(data: Mapping[str, Any]) -> str:
                                 ["command", f"`{data.get('command', '')}`"]]),
            "", "## Headline", "",
            _md_table(["metric", "mean", "95% CI"], [[h["metric"], *_headline_cells(h)] for h in data["headline"]])]
+    routes = data.get("routes") or []
+    if routes:
+        out += ["", "## Routes", "", _routes_summary(routes), "",
+                _md_table(_ROUTE_HEAD, [[r["doc"], r["strategy"], r["type"], _decided(r), r["reason"], r["fallback"] or "—"]
+                                        for r in routes])]
     comp = data.get("comparison")
     if comp:
         out += ["", "## Comparison", "", f"A = {comp['a']}  ", f"B = {comp['b']}", "",
