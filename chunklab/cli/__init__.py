@@ -21,7 +21,10 @@ why a subcommand: :mod:`chunklab.cli.report`), ``explain QID`` one question's mi
 ``eval --save`` / ``--baseline`` keep a run and gate a later one against it (:mod:`chunklab.cli.runs`).
 ``matrix`` prints the cost (characters, with ``--tokens`` also tokens, delivered per question) beside
 the quality column named by its ruler, and recommends the simplest config not distinguishable from
-the best (:mod:`chunklab.evaluation.matrix_pick`).
+the best (:mod:`chunklab.evaluation.matrix_pick`). ``export`` writes a corpus's chunks as JSONL or
+Parquet for a vector store, optionally embedded (:mod:`chunklab.cli.export`). ``--metric-rules
+chroma`` measures with Chroma's rules (:mod:`chunklab.evaluation.metrics`); ``--fusion`` and
+``--weights`` say how ``hybrid`` fuses its rankings.
 
 The package: :mod:`chunklab.cli.output` (printing, errors), :mod:`chunklab.cli.configs` (what is measured: corpus,
 questions, settings, chunker), :mod:`chunklab.cli.engines` (``--retriever``, ``--embedder``),
