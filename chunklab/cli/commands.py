@@ -88,7 +88,8 @@ def cmd_chunk(args) -> int:
 
     def text_out() -> str:
         ocr = f", {doc.meta['ocr_pages']} of them read by OCR" if doc.meta.get("ocr_pages") else ""
-        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr})" if doc.meta.get("type") == "pdf" else ""
+        cached = ", read from the extraction cache" if (doc.meta.get("extract_cache") or {}).get("status") == "hit" else ""
+        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr}{cached})" if doc.meta.get("type") == "pdf" else ""
         rows = [f"{strategy!r}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
         for c in chunks:
             preview = c.text[:60].replace("\n", "⏎")
@@ -505,7 +506,7 @@ def cmd_compare(args) -> int:
                 lines.append(f"{level:<12}{r['questions']:>5}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}{r['diff']:>+9.3f}  "
                              f"[{r['lo']:+.3f}, {r['hi']:+.3f}]  {_side(r['winner'], args)}")
         lines.extend(METRIC_LEGEND)
-        return "\n".join(lines + shown_routes)
+        return "\n".join(lines + extraction_lines(extraction_info(corpus.documents)) + shown_routes)
 
     emit(args, payload, text)
     return 0
