@@ -117,3 +117,15 @@ def test_paired_bars_reads_in_percent_and_explains_its_hatching():
     plain.canvas.draw()
     assert not any(t.get_text().endswith("%") for t in plain.axes[0].get_xticklabels())
     plt.close("all")
+
+
+def test_metric_heatmap_fixed_scale():
+    """A share drawn on a fixed 0-1 scale: half a point of spread must not fill the colour bar."""
+    from chunklab.viz.plots import metric_heatmap
+
+    records = [{"size": s, "overlap": o, "hit": 0.991 + 0.001 * s / 128 + 0.001 * o} for s in (128, 256) for o in (0, 1)]
+    fixed = metric_heatmap(records, "size", "overlap", "hit", scale=(0, 1))
+    assert fixed.axes[0].images[0].get_clim() == (0, 1)
+    auto = metric_heatmap(records, "size", "overlap", "hit")
+    lo, hi = auto.axes[0].images[0].get_clim()
+    assert hi - lo < 0.01

@@ -61,8 +61,13 @@ def similarity_curve(similarities: Sequence[float], threshold: float, breakpoint
 
 
 def metric_heatmap(records: Sequence[Mapping[str, Any]], row: str, col: str, value: str, *, ax=None,
-                   fmt: str = "{:.3f}", title: str | None = None, cmap: str = "viridis"):
-    """Heatmap of ``value`` over two parameters of a tidy result table (list of dicts)."""
+                   fmt: str = "{:.3f}", title: str | None = None, cmap: str = "viridis",
+                   scale: tuple[float, float] | None = None):
+    """Heatmap of ``value`` over two parameters of a tidy result table (list of dicts).
+
+    ``scale=(lo, hi)`` fixes the colour scale (a share on 0-1 should be drawn on 0-1, or a spread
+    of half a point fills the whole colour bar); by default it spans the values.
+    """
     import numpy as np
 
     _, plt = _plt()
@@ -72,13 +77,14 @@ def metric_heatmap(records: Sequence[Mapping[str, Any]], row: str, col: str, val
     for r in records:
         grid[rows.index(r[row]), cols.index(r[col])] = r[value]
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(1.2 * len(cols) + 2.5, 0.5 * len(rows) + 1.8))
-    im = ax.imshow(grid, cmap=cmap, aspect="auto")
+    lo, hi = scale if scale is not None else (None, None)
+    im = ax.imshow(grid, cmap=cmap, aspect="auto", vmin=lo, vmax=hi)
     ax.set_xticks(range(len(cols)), [str(c) for c in cols])
     ax.set_yticks(range(len(rows)), [str(r) for r in rows])
     ax.set_xlabel(col)
     ax.set_ylabel(row)
     finite = grid[np.isfinite(grid)]
-    mid = (finite.min() + finite.max()) / 2 if finite.size else 0
+    mid = (sum(scale) / 2 if scale is not None else (finite.min() + finite.max()) / 2) if finite.size else 0
     for i in range(len(rows)):
         for j in range(len(cols)):
             if np.isfinite(grid[i, j]):

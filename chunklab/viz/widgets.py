@@ -45,6 +45,11 @@ _uid = itertools.count()
 MAX_CHUNKS = 200
 
 
+#: Metrics that are shares (0-1): their heatmaps use a fixed 0-1 colour scale.
+SHARE_METRICS = frozenset({"hit", "hit_strict", "mrr", "recall", "complete_single", "complete_union",
+                           "precision", "iou", "precision_omega", "duplication", "cite_at_1", "irrelevant_share"})
+
+
 def static_site() -> bool:
     """True while the book's static site is being built (``CHUNKLAB_STATIC_SITE=1``)."""
     return os.environ.get("CHUNKLAB_STATIC_SITE", "") not in ("", "0")
@@ -619,7 +624,9 @@ class MatrixExplorer(Explorer):
         for r in self.rows:
             cells.setdefault((r.get(self.row), r.get(self.col)), []).append(r[metric])
         records = [{self.row: a, self.col: b, metric: max(v)} for (a, b), v in cells.items()]
-        fig = metric_heatmap(records, self.row, self.col, metric, title=f"{metric}（同一格有多个配置时取最大值）")
+        share = metric in SHARE_METRICS          # a share is drawn on 0-1, as chapter 6's heatmaps are
+        fig = metric_heatmap(records, self.row, self.col, metric, scale=(0, 1) if share else None,
+                             title=f"{metric}（同一格有多个配置时取最大值{'，色标固定 0–1' if share else ''}）")
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
         plt.close(fig)
