@@ -197,7 +197,9 @@ def add_export_parser(sub, max_file) -> None:
     """The ``export`` subcommand on ``sub`` (``max_file``: adds the file-size and PDF limits)."""
     s = sub.add_parser("export", help="write the chunks of a corpus as JSONL or Parquet (id, doc, start, end, text, "
                                       "context, breadcrumbs, pages, meta; embeddings with --embedder)",
-                       description=__doc__.split("\n\n")[0].split(": ", 1)[-1])
+                       description="Write the chosen chunking of a corpus as one record per chunk, JSON Lines or "
+                                   "Parquet, ready for a vector store; text is exactly the document's text at "
+                                   "[start, end), the context and breadcrumbs are fields of their own.")
     s.add_argument("--corpus", "-c", help="a folder of your .md/.txt/.pdf/... files, or xiaobei, laws, laws:民法典, stdlib")
     s.add_argument("--out", "-o", required=True, metavar="FILE", help="chunks.jsonl or chunks.parquet (Parquet needs pyarrow)")
     s.add_argument("--format", choices=tuple(FORMATS), default=None, help="the format, when --out's suffix does not say it")
