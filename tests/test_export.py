@@ -145,3 +145,9 @@ def test_progress_bar_on_stderr_with_progress(tmp_path, user_module, capsys):
     assert "text" in captured.err and "wrote" in captured.out  # tqdm's bar: "...| 70/70 [...text/s]"
     assert main(["export", "--corpus", str(CORPUS), "--out", str(out), "--embedder", f"{user_module}:lengths"]) == 0
     assert capsys.readouterr().err == ""  # not a terminal, no --progress: no bar
+
+
+def test_a_compare_side_names_a_module_attr_embedder(user_module, capsys):
+    assert main(["compare", "recursive", f"recursive@dense:{user_module}:lengths", "--corpus", str(CORPUS),
+                 "--questions", str(CORPUS.parent / "questions.csv"), "--k", "2"]) == 0
+    assert f"embedder {user_module}:lengths" in capsys.readouterr().out

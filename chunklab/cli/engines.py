@@ -20,6 +20,8 @@ A side of ``compare`` may carry its own retriever after ``@``: ``CONFIG@RETRIEVE
 ('recursive:target=512', ('dense', 'lsa'))
 >>> split_side("recursive:target=512")
 ('recursive:target=512', None)
+>>> split_side("markdown@dense:mymodels:model")
+('markdown', ('dense', 'mymodels:model'))
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ RETRIEVER_NAMES: tuple[str, ...] = ("bm25", "dense", "hybrid")
 NEEDS_EMBEDDER: tuple[str, ...] = ("dense", "hybrid")
 #: The input limit, in the model's own tokens, of the named embedders that have one.
 _TOKEN_LIMIT = {"e5-small": E5Embedder.max_tokens, "use-multilingual": USEEmbedder.max_tokens}
-_SUFFIX = re.compile(r"[A-Za-z0-9_.+-]+(?::[A-Za-z0-9_.+-]*)?")
+_SUFFIX = re.compile(r"[A-Za-z0-9_.+-]+(?::[A-Za-z0-9_.+-]*(?::[A-Za-z_][A-Za-z0-9_.]*)?)?")
 
 
 def _unknown(what: str, value: str, names: tuple[str, ...]) -> str:
@@ -245,7 +247,7 @@ def split_side(spec: str) -> tuple[str, tuple[str, str | None] | None]:
         raise CLIError(f"{spec}: {_unknown('retriever', retriever, RETRIEVER_NAMES)} "
                        f"(a side is CONFIG@RETRIEVER[:EMBEDDER])", where=spec)
     if embedder:
-        if embedder not in EMBEDDERS:
+        if embedder not in EMBEDDERS and ":" not in embedder:  # MODULE:ATTR is made when the side runs
             raise CLIError(f"{spec}: {_unknown('embedder', embedder, EMBEDDERS)}", where=spec)
         if retriever not in NEEDS_EMBEDDER:
             raise CLIError(f"{spec}: {retriever} takes no embedder (only {' and '.join(NEEDS_EMBEDDER)} embed)",
