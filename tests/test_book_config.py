@@ -170,3 +170,25 @@ def test_every_module_has_a_section_in_the_api_appendix():
                                                                                "chunklab._topk")]
     missing = [m for m in modules if f'api.show("{m}")' not in text or f'    "{m}": ' not in text]
     assert not missing, f"add these modules to chapters/appendix_api.md: {missing}"
+
+
+#: Visible code cells may be this long; longer ones are listings or experiments the reader studies.
+LONG_CELL_LINES = 15
+#: How many of those the whole book may have (issue #29: the rest go into tested chunklab.book helpers).
+MAX_LONG_CELLS = 10
+
+
+def test_few_long_visible_code_cells():
+    """A chapter reads like a lesson: analysis lives in tested helpers, called in one line."""
+    long_cells = []
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        for i, cell in enumerate(jupytext.read(path).cells):
+            tags = set(cell.metadata.get("tags", []))
+            if cell.cell_type != "code" or tags & {"remove-input", "hide-input", "remove-cell"}:
+                continue
+            n = len(cell.source.strip().splitlines())
+            if n > LONG_CELL_LINES:
+                long_cells.append(f"{path.name} cell {i} ({n} lines)")
+    assert len(long_cells) <= MAX_LONG_CELLS, (
+        f"{len(long_cells)} visible code cells over {LONG_CELL_LINES} lines (at most {MAX_LONG_CELLS}): "
+        + ", ".join(long_cells))
