@@ -198,7 +198,7 @@ def test_commands_say_where_the_text_came_from_and_what_was_dropped(tmp_path):
     assert "0 from the extraction cache" in first.stderr and "dropped from the text 4 glyphs" in first.stderr
     again = json.loads(_run(["text", str(pdf), "--json"], env).stdout)
     assert again["extract_cache"] == "hit" and again["glyphs_dropped"] == {"cid": 4, "private_use": 1, "pages": [1]}
-    assert "1 PDF pages, read from the extraction cache)" in _run(["chunk", str(pdf)], env).stdout.splitlines()[0]
+    assert "(text extracted from 1 PDF pages); text read from the extraction cache" in _run(["chunk", str(pdf)], env).stdout.splitlines()[0]
     val = _run(["validate", "--corpus", str(root), "--questions", str(root / "q.jsonl")], env)
     assert val.returncode == 0, val.stdout + val.stderr   # evidence across the dropped glyph validates
     assert "text of 1 from the extraction cache" in val.stdout and "1 private-use characters" in val.stdout

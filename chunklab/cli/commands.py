@@ -88,8 +88,8 @@ def cmd_chunk(args) -> int:
 
     def text_out() -> str:
         ocr = f", {doc.meta['ocr_pages']} of them read by OCR" if doc.meta.get("ocr_pages") else ""
-        cached = ", read from the extraction cache" if (doc.meta.get("extract_cache") or {}).get("status") == "hit" else ""
-        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr}{cached})" if doc.meta.get("type") == "pdf" else ""
+        cached = "; text read from the extraction cache" if (doc.meta.get("extract_cache") or {}).get("status") == "hit" else ""
+        pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr}){cached}" if doc.meta.get("type") == "pdf" else ""
         rows = [f"{strategy!r}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
         for c in chunks:
             preview = c.text[:60].replace("\n", "⏎")
