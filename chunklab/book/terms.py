@@ -46,6 +46,8 @@ TERMS: tuple[Term, ...] = (
          (r"稠密检索",)),
     Term("块长", "target / size", "一块的目标长度（字符或 token）",
          (r"块大小", r"块的大小")),
+    Term("标题路径", "prefix=True → Chunk.context", "每块附带的“文档标题 > 章 > 节”，只参与检索，不改动块的文字",
+         (r"面包屑", r"上下文前缀")),
     Term("切分", "chunking", "把文档切成块", (r"(?<![部切])分块", r"切块")),
     Term("未入索引", "not_indexed", "未命中症状：证据的文字没有进入任何块", (_english_word("not_indexed"),)),
     Term("过碎", "too_small", "未命中症状：证据散在多个小块里", (_english_word("too_small"),)),

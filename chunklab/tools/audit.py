@@ -132,7 +132,7 @@ def _check_breadcrumb(chunks, use_context, share_min) -> AuditItem:
     ok = share >= share_min and use_context
     why = "" if use_context else "；但 context 没有进索引（use_context=False），检索用不上它"
     return AuditItem("breadcrumb", ok, f"{_pct(share)} 的块带标题/路径前缀（阈值 ≥ {_pct(share_min)}）{example}{why}",
-                     "每块带面包屑前缀")
+                     "每块带标题路径")
 
 
 def _tables(docs):
