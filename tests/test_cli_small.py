@@ -70,7 +70,7 @@ def test_compare_names_winners_with_their_spec_and_identical_sides_none(folder, 
     base = ["--corpus", str(folder), "--questions", str(q), "--k", "1", "--tokenizer", "unigram_bigram"]
     assert main(["compare", "recursive", "recursive", *base]) == 0
     out = capsys.readouterr().out
-    assert "— (no real difference)" in out and " A (" not in out and "-0.000" not in out
+    assert "— (undecided: the interval includes 0)" in out and " A (" not in out and "-0.000" not in out
     assert main(["compare", "fixed:size=8", "recursive", *base, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert {r["winner"] for r in result.values()} <= {None, "fixed:size=8", "recursive"}

@@ -403,7 +403,7 @@ METRIC_LEGEND = (
 def _side(winner: str | None, args) -> str:
     """The winner column: ``A (its spec)`` or ``B (its spec)``, the spec as written with its ``@retriever``."""
     if winner is None:
-        return "— (no real difference)"
+        return "— (undecided: the interval includes 0)"
     if args.a == args.b:
         return winner
     return f"A ({args.a})" if winner == args.a else f"B ({args.b})"
