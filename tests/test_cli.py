@@ -18,7 +18,10 @@ def test_chunk_file(tmp_path, capsys):
     f = tmp_path / "policy.txt"
     f.write_text("第一条 总则。\n\n第二条 适用范围。\n", encoding="utf-8")
     assert main(["chunk", str(f), "--strategy", "paragraph", "--param", "target=10", "--json"]) == 0
-    chunks = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)
+    chunks = out["chunks"]
+    assert out["doc_id"] == f.stem and out["path"] == str(f) and out["strategy"] == "paragraph"
+    assert out["n_chunks"] == len(chunks) and out["params"]["target"] == 10
     text = f.read_text(encoding="utf-8")
     assert [c["text"] for c in chunks] == ["第一条 总则。", "第二条 适用范围。"]
     assert all(text[c["start"]:c["end"]] == c["text"] for c in chunks)

@@ -22,7 +22,7 @@ def test_text_prints_the_text_chunk_offsets_refer_to(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data == {"path": str(f), "doc_id": "policy", "chars": len(out), "pages": [], "text": out}
     assert main(["chunk", str(f), "--strategy", "paragraph", "--param", "target=10", "--json"]) == 0
-    chunks = json.loads(capsys.readouterr().out)
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
     assert all(out[c["start"]:c["end"]] == c["text"] for c in chunks)
 
 
@@ -36,7 +36,7 @@ def test_text_of_a_pdf_marks_pages_outside_the_text(tmp_path, capsys):
     assert [p["page"] for p in pages] == [1, 2] and pages[0]["start"] == 0 and pages[-1]["end"] == len(text)
     assert text[pages[1]["start"]:pages[1]["end"]] == "abcdefghij" * 2 + " " + "abcdefghij" * 2
     assert main(["chunk", str(pdf), "--json"]) == 0              # the same text the chunks' offsets refer to
-    chunks = json.loads(capsys.readouterr().out)
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
     assert all(text[c["start"]:c["end"]] == c["text"] for c in chunks)
     assert main(["text", str(pdf)]) == 0
     lines = capsys.readouterr().out.split("\n")

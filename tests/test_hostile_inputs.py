@@ -410,7 +410,7 @@ def test_chunk_reads_a_file_exactly_as_the_loader_does(tmp_path, capsys):
     text = load_corpus(str(folder))["bom"].text
     assert dfiles.read_text_file(f) == text == "# 标题\n\n正文一段。\n\n## 小节\n\n更多正文。\n"
     assert main(["chunk", str(f), "--strategy", "markdown", "--json"]) == 0
-    chunks = json.loads(capsys.readouterr().out)
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
     assert chunks[0]["meta"]["path"] == ["标题"]  # the first heading is recognised
     assert all(text[c["start"]:c["end"]] == c["text"] for c in chunks)
     assert main(["chunk", str(folder)]) == 2

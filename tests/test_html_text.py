@@ -124,5 +124,5 @@ def test_cli_text_of_an_html_file_is_the_text_chunklab_sees(tmp_path):
                                   capture_output=True, text=True, timeout=120, env=env).stdout)
     assert j["text"] == r.stdout and j["source_kind"] == "html"
     chunks = json.loads(subprocess.run([sys.executable, "-m", "chunklab", "chunk", str(page), "-s", "markdown",
-                                        "--json"], capture_output=True, text=True, timeout=120, env=env).stdout)
+                                        "--json"], capture_output=True, text=True, timeout=120, env=env).stdout)["chunks"]
     assert chunks and all(r.stdout[c["start"]:c["end"]] == c["text"] for c in chunks)

@@ -322,7 +322,7 @@ def test_a_real_pdf_in_a_folder_corpus(manual_folder, capsys):
 @needs_manual
 def test_chunk_a_pdf_gives_pages_in_chunk_meta(capsys):
     assert main(["chunk", str(MANUAL), "-s", "recursive", "-p", "target=300", "--json"]) == 0
-    chunks = json.loads(capsys.readouterr().out)
+    chunks = json.loads(capsys.readouterr().out)["chunks"]
     assert all(isinstance(c["meta"]["pages"], list) for c in chunks)
     for _, ev, page, _ in MANUAL_QUESTIONS:
         holding = [c for c in chunks if ev in c["text"]]

@@ -80,17 +80,23 @@ def cmd_chunk(args) -> int:
     doc = read_document(Path(args.file), args)
     strategy = get_strategy(args.strategy, **parse_params(args.param))
     chunks = with_pages(doc, strategy.split(doc))
-    payload = [
-        {"index": c.index, "start": c.start, "end": c.end, "length": len(c), "meta": dict(c.meta),
-         "context": c.context, "text": c.text}
-        for c in chunks
-    ]
+    # One object, as `text --json` gives: which file and document, which strategy, then the chunks.
+    payload = {
+        "path": str(args.file), "doc_id": doc.id, "chars": len(doc.text), "strategy": strategy.name,
+        "params": strategy.get_params(), "n_chunks": len(chunks),
+        "chunks": [{"index": c.index, "start": c.start, "end": c.end, "length": len(c), "meta": dict(c.meta),
+                    "context": c.context, "text": c.text} for c in chunks],
+    }
 
     def text_out() -> str:
         ocr = f", {doc.meta['ocr_pages']} of them read by OCR" if doc.meta.get("ocr_pages") else ""
         cached = "; text read from the extraction cache" if (doc.meta.get("extract_cache") or {}).get("status") == "hit" else ""
         pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr}){cached}" if doc.meta.get("type") == "pdf" else ""
-        rows = [f"{strategy!r}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
+        changed = {k: v for k, v in strategy.get_params().items() if get_strategy(strategy.name).get_params().get(k) != v}
+        label = f"{strategy.name}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+        rows = [f"{label}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
+        if strategy.name == "auto":       # which strategy auto chose for this file, and why
+            rows += route_lines(route_table([doc], **strategy.get_params()), every=True)[1:]
         for c in chunks:
             preview = c.text[:60].replace("\n", "⏎")
             where = _pages_label(c.meta.get("pages"))
