@@ -86,6 +86,8 @@ def test_retriever_figure_hatches_intervals_that_include_zero():
 def test_c3_primary_test_removes_an_overlap_that_acts_and_uses_the_register():
     (a, b) = ch3.C3_SETTINGS[ch3.PRACTICAL]
     assert a == ("markdown", {}) and b[0] == "fixed" and b[1]["overlap"] == 50
+    # the article's literal comparison (overlap 50 -> 0 inside the heading tree) is kept as a contrast
+    assert ch3.C3_SETTINGS[ch3.LITERAL] == (("markdown", {}), ("markdown", {"overlap": 50}))
     assert all(b_[1].get("overlap") == 50 and "overlap" not in a_[1] for a_, b_ in ch3.C3_SETTINGS.values())
     c = criterion("C3", "no loss")
     assert c.kind == "non-inferiority" and c.margin > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 import numpy as np
 
 from ... import chunk as _chunk
@@ -154,7 +155,7 @@ def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | Non
     use_cjk_font()
     labels = list(dict.fromkeys(label for label, _ in rows))
     engines = [e for e in ENGINES if any((lab, e) in rows for lab in labels)]
-    fig, ax = plt.subplots(figsize=(8.2, 0.95 * len(labels) + 1.6))
+    fig, ax = plt.subplots(figsize=(9.4, 0.95 * len(labels) + 1.6))
     h = 0.8 / len(engines)
     for j, e in enumerate(engines):
         for i, lab in enumerate(labels):
@@ -164,12 +165,18 @@ def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | Non
             y = i + (j - (len(engines) - 1) / 2) * h
             solid = r["lo"] > 0 or r["hi"] < 0
             ax.barh(y, 100 * r["diff"], height=h * 0.9, color=ENGINE_COLORS[e] if solid else "white",
-                    edgecolor=ENGINE_COLORS[e], hatch=None if solid else "///", label=e if i == 0 else None)
+                    edgecolor=ENGINE_COLORS[e], hatch=None if solid else "///")
             ax.errorbar(100 * r["diff"], y, xerr=[[100 * (r["diff"] - r["lo"])], [100 * (r["hi"] - r["diff"])]],
                         color="black", capsize=3, lw=1)
     ax.axvline(0, color="black", lw=0.8)
+    # every whisker, 0, the margin and the claimed size inside the frame (bars alone would pin the axis at 0)
+    ends = [100 * v for r in rows.values() for v in (r["lo"], r["hi"])] + [0.0]
+    ends += [-100 * margin] if margin is not None else []
+    ends += [100 * claimed] if claimed is not None else []
+    pad = 0.06 * ((max(ends) - min(ends)) or 1.0)
+    ax.set_xlim(min(ends) - pad, max(ends) + pad)
     if margin is not None:
-        ax.axvline(-100 * margin, color="#dc2626", ls="--", lw=1, label=f"非劣效界值 −{100 * margin:.0f} 个百分点")
+        ax.axvline(-100 * margin, color="#dc2626", ls="--", lw=1, label=f"非劣界值 −{100 * margin:.0f} 个百分点")
     if claimed is not None:
         ax.axvline(100 * claimed, color="#64748b", ls=":", lw=1.5, label=f"原文的幅度 {100 * claimed:+.0f} 个百分点")
     ax.set_yticks(range(len(labels)), [f"{lab}\n{note[lab]}" if note and lab in note else lab for lab in labels])
@@ -177,7 +184,10 @@ def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | Non
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=11)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    # legend by retriever colour only (solid/hatched is per bar and explained in the footnote)
+    handles = [Patch(facecolor=ENGINE_COLORS[e], edgecolor=ENGINE_COLORS[e], label=e) for e in engines]
+    ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.text(0.01, 0.01, "实心：区间不含 0；斜线：区间含 0（没有测出差别，不等于没有差别）", fontsize=8, color="#475569")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
@@ -443,11 +453,14 @@ def c3_rule() -> dict:
 #: the claim's practical reading and the chapter's primary test: a heading tree without overlap in place of
 #: the fixed window with overlap it replaces. The other three show where overlap acts at all.
 PRACTICAL = "标题树（无 overlap）替换 fixed 500 + overlap 50"
+#: The article's literal comparison (overlap 50 -> 0 inside the heading tree): a contrast here, because
+#: chunklab's markdown strategy applies overlap only to its recursive fallback.
+LITERAL = "标题树：去掉 overlap 50"
 C3_SETTINGS = {
     PRACTICAL: (("markdown", {}), ("fixed", {"size": SIZE, "overlap": 50})),
     "fixed 500：去掉 overlap 50": (("fixed", {"size": SIZE}), ("fixed", {"size": SIZE, "overlap": 50})),
     "recursive 500：去掉 overlap 50": (("recursive", {"target": SIZE}), ("recursive", {"target": SIZE, "overlap": 50})),
-    "标题树：去掉 overlap 50": (("markdown", {}), ("markdown", {"overlap": 50})),
+    LITERAL: (("markdown", {}), ("markdown", {"overlap": 50})),
 }
 
 
@@ -484,14 +497,15 @@ def c3_tests(lab: Lab, policy: dict, runs: dict | None = None) -> dict:
     many = hit_many({k: p for k, p in pairs.items() if k[0] == PRACTICAL})
     many |= hit_many({k: p for k, p in pairs.items() if k[0] != PRACTICAL})
     words = {k: verdict(r, margin=margin) for k, r in many.items()}
-    note = {label: f"B 的索引比 A 大 {growth[label]:.1%}" for label in C3_SETTINGS}
+    role = {PRACTICAL: "本章主检验 · ", LITERAL: "文章字面的比较 · "}
+    note = {label: f"{role.get(label, '')}B 的索引比 A 大 {growth[label]:.1%}" for label in C3_SETTINGS}
     fig = retriever_figure(many, margin=margin, note=note, xlabel="命中率（hit@5）的配对差 A − B（百分点；A 不带 overlap）",
                            title=f"制度文件的 {int(policy['mask'].sum())} 题：不带 overlap（A）相对带 overlap 50（B）")
     rows = [(label, e, f"{growth[label]:.1%}", fmt_diff(r), words[label, e]) for (label, e), r in many.items()]
     assert all(many[PRACTICAL, e]["diff"] > 0 for e in ENGINES)   # the prose: every point estimate favours the tree
     shown = [e for e in ENGINES if words[PRACTICAL, e] == VERDICT_ZH["non-inferior"]]
     return {"many": many, "words": words, "growth": growth, "figure": fig, "rows": rows, "runs": runs,
-            "columns": ["比较（A 替换 B）", "检索器", "B 的索引比 A 大", "配对差 A − B（决定判定的区间）", "判定（非劣效）"],
+            "columns": ["比较（A 替换 B）", "检索器", "B 的索引比 A 大", "配对差 A − B（决定判定的区间）", "判定（非劣）"],
             "numbers": {"c3_shown": "、".join(shown) or "（没有）",
                         "c3_unshown": "、".join(e for e in ENGINES if e not in shown) or "（没有）",
                         **{f"c3_diff_{i}_{k}": fmt_diff(many[label, e]) for i, label in enumerate(C3_SETTINGS)
