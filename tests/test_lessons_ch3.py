@@ -81,6 +81,9 @@ def test_retriever_figure_hatches_intervals_that_include_zero():
     bars = [p for p in fig.axes[0].patches]
     assert len(bars) == 2 and bars[0].get_hatch() is None and bars[1].get_hatch() == "///"
     assert any(abs(line.get_xdata()[0] + 2) < 1e-9 for line in fig.axes[0].lines)   # the margin at -2 points
+    lo, hi = fig.axes[0].get_xlim()
+    assert lo < -2 and hi > 5                     # every whisker and the margin inside the frame
+    assert all(h.get_hatch() is None for h in fig.axes[0].get_legend().legend_handles[:2])   # legend: colour only
 
 
 def test_c3_primary_test_removes_an_overlap_that_acts_and_uses_the_register():

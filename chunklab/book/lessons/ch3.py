@@ -503,6 +503,8 @@ def c3_tests(lab: Lab, policy: dict, runs: dict | None = None) -> dict:
                            title=f"制度文件的 {int(policy['mask'].sum())} 题：不带 overlap（A）相对带 overlap 50（B）")
     rows = [(label, e, f"{growth[label]:.1%}", fmt_diff(r), words[label, e]) for (label, e), r in many.items()]
     assert all(many[PRACTICAL, e]["diff"] > 0 for e in ENGINES)   # the prose: every point estimate favours the tree
+    assert all(many[PRACTICAL, e]["lo"] <= 0 for e in ENGINES)    # the prose: no retriever shows more hits
+    assert all(many["fixed 500：去掉 overlap 50", e]["diff"] <= 0 for e in ENGINES)   # the prose: slightly below 0
     shown = [e for e in ENGINES if words[PRACTICAL, e] == VERDICT_ZH["non-inferior"]]
     return {"many": many, "words": words, "growth": growth, "figure": fig, "rows": rows, "runs": runs,
             "columns": ["比较（A 替换 B）", "检索器", "B 的索引比 A 大", "配对差 A − B（决定判定的区间）", "判定（非劣）"],
