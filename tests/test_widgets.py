@@ -353,7 +353,7 @@ def test_matrix_row_and_column_stay_different():
     assert (ex.row, ex.col) == ("strategy", "size")
     ex.set(col="overlap")
     assert (ex.row, ex.col) == ("strategy", "overlap")
-    assert dict((v, k) for k, v in ex.metric_w.options) == {"hit": "命中率 hit", "mrr": "MRR"}
+    assert dict((v, k) for k, v in ex.metric_w.options) == {"hit": "命中率（hit）", "mrr": "MRR"}
     with pytest.raises(ValueError, match="row and col must be different"):
         MatrixExplorer(rows, row="size", col="size")
 
@@ -366,10 +366,10 @@ def test_evaluation_explorer_labels_are_chinese_and_whole():
     ex = EvaluationExplorer([doc], qs, "sentence", {"target": 6}, k=2)
     ex.widget
     shown = _visible_text(_html(ex))
-    for label in ("命中率 hit@2", "召回率 recall@2", "MRR", "证据完整率 complete_single"):
+    for label in ("命中率（hit@2）", "召回率（recall@2）", "MRR", "证据完整率（complete_single）"):
         assert label in shown
     ex.set(k=1)
-    assert "命中率 hit@1" in _visible_text(_html(ex))
+    assert "命中率（hit@1）" in _visible_text(_html(ex))
     assert ex.ctx_w.description == "索引时带上 context（标题路径前缀）"
     assert ex.ctx_w.indent is False and ex.ctx_w.layout.width == "auto"  # the label is never cut off
     for name, wd in param_widgets("recursive").items():  # names fit their label width

@@ -432,16 +432,16 @@ class EvaluationExplorer(_StrategyControlsMixin, Explorer):
         return self.settings.n_boot
 
     def metric_label(self, metric: str, code: str) -> str:
-        """The row label, e.g. "命中率 hit@5": the Chinese name, then the code name with the current k
-        (only once when the two are the same, "MRR").
+        """The row label, e.g. "命中率（hit@5）": the Chinese name, then the code name with the current k in
+        brackets, as the glossary writes it (only once when the two are the same, "MRR").
 
         >>> ex = EvaluationExplorer.__new__(EvaluationExplorer); ex.settings = EvalSettings(k=5)
         >>> [ex.metric_label(m, c) for m, c in EvaluationExplorer.METRICS]
-        ['命中率 hit@5', '召回率 recall@5', 'MRR', '证据完整率 complete_single']
+        ['命中率（hit@5）', '召回率（recall@5）', 'MRR', '证据完整率（complete_single）']
         """
         code = code.replace("@k", f"@{self.k}")
         zh = METRIC_ZH.get(metric, code)
-        return zh if zh == code else f"{zh} {code}"
+        return zh if zh == code else f"{zh}（{code}）"
 
     def controls(self) -> list:
         import ipywidgets as w
@@ -567,15 +567,15 @@ class MatrixExplorer(Explorer):
 
     @staticmethod
     def metric_label(metric: str) -> str:
-        """The metric's Chinese name and code name ("命中率 hit"), or the name alone if it has none.
+        """The metric's Chinese name and code name ("命中率（hit）"), or the name alone if it has none.
 
         >>> MatrixExplorer.metric_label("hit"), MatrixExplorer.metric_label("mrr"), MatrixExplorer.metric_label("条款切断率")
-        ('命中率 hit', 'MRR', '条款切断率')
+        ('命中率（hit）', 'MRR', '条款切断率')
         """
         zh = METRIC_ZH.get(metric)
         if zh is None:
             return metric
-        return zh if zh.lower() == metric.lower() else f"{zh} {metric}"
+        return zh if zh.lower() == metric.lower() else f"{zh}（{metric}）"
 
     def controls(self) -> list:
         import ipywidgets as w
