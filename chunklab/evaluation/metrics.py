@@ -37,6 +37,7 @@ the *first* occurrence of its text in its document after a trailing ``"."`` is s
 touches a span (ends where it starts, or starts where it ends) counts in precision_Ω's
 denominator (``touch=True`` of :func:`precision_omega`). Both rules change the metrics only, not
 what is retrieved; with them chunklab gives the numbers of Chroma's own function.
+
 ``retrieved_chars``, ``retrieved_tokens``
     tok@k: characters (cl100k tokens with ``count_tokens=True``) handed to the reader, duplicates
     included.

@@ -12,7 +12,7 @@ dependency):
   soft hyphen and zero-width spaces vanish, as they do when text is copied from a browser;
 * whitespace outside ``<pre>`` collapses to one space, as a browser renders it;
 * block elements (``<p>``, ``<div>``, ``<li>``, ``<br>``, ...) end lines; paragraphs, lists, tables and
-  headings are separated by a blank line; list items start with ``- ``;
+  headings are separated by a blank line; list items start with ``"- "``;
 * headings ``<h1>``-``<h6>`` become Markdown heading lines (``## 安装``): the heading-aware
   strategies (``markdown``, ``hierarchy``) and the router see the page's structure in the text
   itself, so the choice needs no side channel and ``chunklab text page.html`` shows it;

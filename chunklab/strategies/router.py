@@ -122,7 +122,7 @@ def features(document: Document | str) -> dict[str, Any]:
     punctuation). What the file was: ``text_file`` (a ``.txt``, ``meta["type"] == "text"``),
     ``html_source`` (text read from an HTML page, ``meta["source_kind"] == "html"``: its
     headings are Markdown lines, it is no longer HTML); ``hash_comments`` (a text file whose
-    ``#`` lines are all single ``# `` lines, mostly followed directly by more text: shell-style
+    ``#`` lines are all single ``"# "`` lines, mostly followed directly by more text: shell-style
     comments, not Markdown headings).
 
     >>> f = features("第一条　为了规范考勤，制定本制度。\\n第二条　本制度适用于全体员工。")
