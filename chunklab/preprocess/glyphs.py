@@ -22,7 +22,8 @@ from .model import Page, Segment
 
 __all__ = ["JUNK", "JUNK_MODES", "drop_junk", "clean_text", "junk_counts"]
 
-#: A glyph without a Unicode mapping as pdfminer writes it, or one private-use character.
+# A glyph without a Unicode mapping as pdfminer writes it ("(cid:NNNN)"), or one private-use character.
+# (A plain comment: Appendix A would print the pattern, whose backslashes read as TeX on the site.)
 JUNK = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
 #: What :func:`chunklab.preprocess.pipeline` does with glyph junk.
 JUNK_MODES = ("keep", "drop")

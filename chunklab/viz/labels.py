@@ -29,8 +29,6 @@ from __future__ import annotations
 import difflib
 from typing import Mapping
 
-from ..base import get_strategy
-
 __all__ = ["FAMILY_ZH", "SYMPTOM_ZH", "SYMPTOM_ADVICE_ZH", "METRIC_ZH", "LABELS", "UnknownLabel", "zh",
            "strategy_label"]
 
@@ -144,11 +142,12 @@ def zh(kind: str, key: str) -> str:
 def strategy_label(strategy) -> str:
     """A strategy as a reader names it: its registered name and the parameters set away from the defaults.
 
+    >>> from chunklab import get_strategy
     >>> strategy_label(get_strategy("auto", prefix=False, overlap=0))
     'auto（overlap=0, prefix=False）'
     >>> strategy_label(get_strategy("recursive"))
     'recursive（默认参数）'
     """
-    defaults = get_strategy(strategy.name).get_params()
+    defaults = type(strategy)().get_params()      # the same strategy with its defaults
     changed = [f"{k}={v}" for k, v in strategy.get_params().items() if defaults.get(k) != v]
     return f"{strategy.name}（{', '.join(changed) if changed else '默认参数'}）"

@@ -72,7 +72,7 @@ def wilson(x, z: float = 1.959964) -> tuple[float, float, float]:
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return p, max(0.0, centre - half), min(1.0, centre + half)
+    return float(p), float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
 def _share(x) -> str:
