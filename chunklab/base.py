@@ -144,6 +144,11 @@ class Strategy:
     def get_params(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.param_spec()}
 
+    def changed_params(self) -> dict[str, Any]:
+        """The parameters set away from the strategy's defaults (what a label or a command line names)."""
+        defaults = type(self)().get_params()
+        return {k: v for k, v in self.get_params().items() if defaults.get(k) != v}
+
     @property
     def cap(self) -> int:
         """The effective hard cap: ``max``, or ``target`` when ``max`` is None."""

@@ -92,8 +92,7 @@ def cmd_chunk(args) -> int:
         ocr = f", {doc.meta['ocr_pages']} of them read by OCR" if doc.meta.get("ocr_pages") else ""
         cached = "; text read from the extraction cache" if (doc.meta.get("extract_cache") or {}).get("status") == "hit" else ""
         pdf = f" (text extracted from {doc.meta.get('n_pages')} PDF pages{ocr}){cached}" if doc.meta.get("type") == "pdf" else ""
-        changed = {k: v for k, v in strategy.get_params().items() if get_strategy(strategy.name).get_params().get(k) != v}
-        label = f"{strategy.name}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+        label = f"{strategy.name}({', '.join(f'{k}={v!r}' for k, v in strategy.changed_params().items())})"
         rows = [f"{label}: {len(chunks)} chunks from {len(doc.text)} characters{pdf}"]
         if strategy.name == "auto":       # which strategy auto chose for this file, and why
             rows += route_lines(route_table([doc], **strategy.get_params()), every=True)[1:]

@@ -148,6 +148,5 @@ def strategy_label(strategy) -> str:
     >>> strategy_label(get_strategy("recursive"))
     'recursive（默认参数）'
     """
-    defaults = type(strategy)().get_params()      # the same strategy with its defaults
-    changed = [f"{k}={v}" for k, v in strategy.get_params().items() if defaults.get(k) != v]
+    changed = [f"{k}={v}" for k, v in strategy.changed_params().items()]
     return f"{strategy.name}（{', '.join(changed) if changed else '默认参数'}）"
