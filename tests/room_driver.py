@@ -89,7 +89,8 @@ class Trainee:
                                     "content": {"code": src, "silent": False, "store_history": True,
                                                 "user_expressions": {}, "allow_stdin": False,
                                                 "stop_on_error": True}}))
-                while True:
+                replied = idle = False  # as in run_code: the reply may overtake the cell's output
+                while not (replied and idle):
                     ws.settimeout(max(1, end - time.monotonic()))
                     msg = json.loads(ws.recv())
                     if msg.get("parent_header", {}).get("msg_id") != msg_id:
@@ -100,7 +101,9 @@ class Trainee:
                     elif kind == "error":
                         problems.append(f"cell {i}: {msg['content']['ename']}: {msg['content']['evalue'][:300]}")
                     elif kind == "execute_reply" and msg["channel"] == "shell":
-                        break
+                        replied = True
+                    elif kind == "status" and msg["content"].get("execution_state") == "idle":
+                        idle = True
                 if any(p.startswith(f"cell {i}: ") and "stderr" not in p for p in problems):
                     break
         finally:
@@ -118,7 +121,10 @@ class Trainee:
                                 "parent_header": {}, "metadata": {}, "channel": "shell",
                                 "content": {"code": code, "silent": False, "store_history": False,
                                             "user_expressions": {}, "allow_stdin": False}}))
-            while True:
+            # The reply (shell channel) and the output (iopub) travel separately and the reply may
+            # come first; the output is complete only when iopub says the kernel is idle again.
+            replied = idle = False
+            while not (replied and idle):
                 msg = json.loads(ws.recv())
                 if msg.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
@@ -128,7 +134,10 @@ class Trainee:
                 elif kind == "error":
                     out.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
                 elif kind == "execute_reply" and msg["channel"] == "shell":
-                    return "".join(out)
+                    replied = True
+                elif kind == "status" and msg["content"].get("execution_state") == "idle":
+                    idle = True
+            return "".join(out)
         finally:
             ws.close()
 
