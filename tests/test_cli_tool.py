@@ -228,7 +228,10 @@ def test_eval_save_then_baseline_is_a_regression_gate(tmp_path, capsys):
     assert main(["eval", *inputs, *good, "--baseline", str(run), "--json"]) == 0
     gate = json.loads(capsys.readouterr().out)["baseline"]
     assert gate["paired"] == 24 and not gate["regressed"] and gate["lost"] == [] == gate["gained"]
-    assert all(r["diff"] == 0 and r["verdict"] == "equivalent" for r in gate["metrics"].values())
+    assert all(r["diff"] == 0 for r in gate["metrics"].values())
+    # 24 identical outcomes do not show the two runs within 2 points of each other (the guard for 0/1
+    # outcomes keeps a width): "inconclusive", and the gate, which fails only on a measured loss, passes
+    assert gate["metrics"]["hit"]["verdict"] == "inconclusive"
     # one chunk per document: every score is 0, nothing is retrieved: worse beyond the noise, exit 1
     bad = ["--strategy", "fixed", "-p", "size=2000", "--k", "1"]
     assert main(["eval", *inputs, *bad, "--baseline", str(run)]) == 1

@@ -137,13 +137,6 @@ def test_merged_cell_transcription_repeats_column_names():
     assert m["rows"]["fill"]["repeated"] > 0 and m["rows"]["empty"]["repeated"] == 0
 
 
-def test_edge_note_only_when_the_exact_test_disagrees():
-    edge, note, short = ch4_tables.edge_note({"significant": True}, 6, 0, 0.125)
-    assert edge and "6 道题" in note and "0.125" in note and short.startswith("，但只靠 6 道题")
-    assert ch4_tables.edge_note({"significant": True}, 11, 1, 0.019) == (False, "", "")
-    assert ch4_tables.edge_note({"significant": False}, 3, 0, 0.5) == (False, "", "")
-
-
 def test_exam_figure_enlarges_the_left_column_top():
     from chunklab.book.pdfgen import answer_key, external_pdf
     import matplotlib.pyplot as plt

@@ -49,7 +49,7 @@ def test_the_scale_heatmap_uses_the_fixed_zero_to_one_scale():
 
 
 def test_overlap_tells_equivalent_from_undecided():
-    same = _fake_matrix(lambda c: [1, 0] * 100)                  # overlap changes nothing on any question
+    same = _fake_matrix(lambda c: [1, 0] * 500)                  # overlap changes nothing on any of 1,000 questions
     _, _, n = L.overlap_tests(same)
     assert n["ov_n"] == 12 and n["ov_equiv"] == 12 and n["ov_undecided"] == 0
     rng = np.random.default_rng(0)

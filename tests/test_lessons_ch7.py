@@ -141,8 +141,9 @@ def test_overlap_acts_on_few_chunks(run):
     _, v, _, _ = run
     assert 0 < v["ov_overlapping"] < 0.05 * v["ov_nchunks"]
     assert 0 < v["ov_saved_share"] < 0.01
-    assert v["ov_b_lo_pts"] < 100 * MARGIN and v["ov_k_lo_pts"] < 100 * MARGIN
-    assert v["ov_within"].startswith("两个区间")                      # the prose's reading of both intervals
+    assert v["ov_b_lo_pts"] < 100 * MARGIN                              # the deciding ruler: within the margin
+    # the prose's reading of both intervals follows them
+    assert v["ov_within"].startswith("两个区间") == (v["ov_k_lo_pts"] < 100 * MARGIN)
 
 
 def test_step_table_marks_controls_and_simpler_steps(run):

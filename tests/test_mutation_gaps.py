@@ -141,12 +141,15 @@ def test_short_ranking_is_padded_with_no_chunk():
 # -- further gaps found by reading the two modules -------------------------------------------------
 
 def test_p_value_is_never_zero():
-    # Every resampled mean is 1 > 0, so p = 2 * (0 + 1) / (n + 1). Mutants: the "+ 1" of the
+    # Every resampled mean is 0.5 > 0, so p = 2 * (0 + 1) / (n + 1). Mutants: the "+ 1" of the
     # numerator dropped (p == 0), the "+ 1" of the denominator dropped (2 / n), the factor 2 dropped
-    # (1 / (n + 1)). The existing tests only bound p by 0.06 when significant.
-    r = paired_bootstrap([1.0] * 40, [0.0] * 40, n=500)
-    assert r["significant"] and r["lo"] == r["hi"] == 1.0
+    # (1 / (n + 1)). The existing tests only bound p by 0.06 when significant. (Not 0/1 outcomes:
+    # those also get McNemar's guard, whose p is larger here.)
+    r = paired_bootstrap([0.75] * 40, [0.25] * 40, n=500)
+    assert r["significant"] and r["lo"] == r["hi"] == 0.5 and "discordant" not in r
     assert r["p"] == 2 / 501
+    g = paired_bootstrap([1.0] * 40, [0.0] * 40, n=500)
+    assert g["significant"] and g["p"] == 2 / 501 and g["lo"] < 1.0 == g["hi"]   # p: the larger of the two
 
 
 def test_bootstrap_ci_ignores_nan_in_each_resample():

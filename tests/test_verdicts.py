@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from chunklab.book.claims import (VERDICT_ZH, claim_row, claim_table, fmt_diff, shown_claims, shown_criteria,
                                   verdict)
 from chunklab.book.criteria import KINDS, REGISTER, Criterion, register_rows
-from chunklab.evaluation.stats import (VERDICTS, adjust_pvalues, bootstrap_ci, bootstrap_many, deciding_levels, decide,
+from chunklab.evaluation.stats import (mcnemar_exact, VERDICTS, adjust_pvalues, bootstrap_ci, bootstrap_many, deciding_levels, decide,
                                        paired_bootstrap, paired_many)
 
 
@@ -235,7 +235,7 @@ def test_bootstrap_arguments_found_by_the_mutation_run():
 
 
 def test_paired_many_takes_a_metric_per_comparison():
-    a, b = [1, 0] * 20, [1, 0] * 20
+    a, b = [1, 0] * 300, [1, 0] * 300
     res = paired_many({"h": (a, b), "r": (a, b)}, metric={"h": "hit", "r": "retrieved_chars"})
     assert res["h"]["metric"] == "hit" and res["r"]["metric"] == "retrieved_chars"
     assert decide(res["h"]) == "equivalent"
@@ -273,3 +273,57 @@ def test_interval_and_p_value_agree_on_significance():
     r = paired_many({"prefix": (five_of_55, np.zeros(55)), "other": (five_of_55, np.zeros(55))}, "holm")
     for x in r.values():
         assert x["significant"] == (x["p_adj"] < 0.05)
+
+
+# --- the small-sample guard for 0/1 outcomes (few discordant questions) -----------------------
+
+def _brute_sign_p(up, down):
+    from math import comb
+    n = up + down
+    return 1.0 if n == 0 else min(1.0, 2 * sum(comb(n, i) for i in range(min(up, down) + 1)) / 2 ** n)
+
+
+@pytest.mark.parametrize("up,down", [(0, 0), (1, 0), (5, 0), (6, 0), (9, 1), (7, 3), (20, 20), (40, 12)])
+def test_mcnemar_exact_is_the_binomial_sign_test(up, down):
+    a = [1] * up + [0] * down + [1] * 5 + [0] * 5
+    b = [0] * up + [1] * down + [1] * 5 + [0] * 5
+    r = mcnemar_exact(a, b)
+    assert (r["up"], r["down"]) == (up, down)
+    assert r["p"] == pytest.approx(_brute_sign_p(up, down), rel=1e-9)
+    with pytest.raises(ValueError, match="0/1"):
+        mcnemar_exact([0.5, 1], [0, 1])
+
+
+def test_few_discordant_questions_do_not_decide_more_than_mcnemar_allows():
+    # 6 against 0 out of 30: a bootstrap never resamples to 0 (p ~ 0.001), the exact test says 0.031
+    a, b = [1] * 6 + [0] * 24, [0] * 30
+    alone = paired_bootstrap(a, b, metric="hit")
+    assert alone["significant"] and alone["p"] == pytest.approx(_brute_sign_p(6, 0))
+    # beside a second comparison Holm asks for p < 0.025 first: the exact test does not get there
+    res = paired_many({"six": (a, b), "none": ([1, 0] * 15, [1, 0] * 15)}, metric="hit")
+    assert not res["six"]["significant"] and res["six"]["lo"] <= 0 <= res["six"]["hi"]
+    assert res["six"]["widened"] and decide(res["six"]) == "same direction, not significant"
+    # 5 against 0 is not significant even alone (exact p = 0.0625)
+    assert not paired_bootstrap([1] * 5 + [0] * 25, [0] * 30, metric="hit")["significant"]
+
+
+@pytest.mark.parametrize("n,verdict", [(30, "inconclusive"), (100, "inconclusive"), (600, "equivalent")])
+def test_identical_outcomes_are_equivalent_only_on_enough_questions(n, verdict):
+    a = ([1, 0] * n)[:n]
+    r = paired_bootstrap(a, a, metric="hit")
+    assert r["diff"] == 0 and r["lo"] < 0 < r["hi"] and r["discordant"] == (0, 0)
+    assert decide(r) == verdict
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=80),
+       st.sampled_from([0.9, 0.95, 0.99]))
+def test_guarded_interval_decides_like_its_p_value_and_contains_the_exact_one(pairs, level):
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    r = paired_bootstrap(a, b, n=400, level=level, metric="hit")
+    ex = mcnemar_exact(a, b)
+    assert r["discordant"] == (ex["up"], ex["down"])
+    assert r["p"] >= ex["p"] - 1e-12                  # never surer than the exact test
+    if r["significant"]:
+        assert ex["p"] < 1 - level + 1e-9
+    assert r["lo"] <= r["diff"] <= r["hi"]

@@ -153,6 +153,11 @@ def retriever_runs(lab: Lab) -> dict[str, Any]:
             if e != "bm25":
                 numbers[f"ret_{key}_{e}"] = fmt_diff(ret_tests[key, e])
         numbers[f"xb_ctx_{key}"] = chars((lab_, "bm25", "k"))
+    hyb = {key: ret_tests[key, "hybrid"]["significant"] and ret_tests[key, "hybrid"]["diff"] > 0 for key in ("fix", "md")}
+    numbers["ret_hybrid_note"] = ("区间都不含 0" if all(hyb.values()) else
+                                  "固定 512 字的区间不含 0，标题树的含 0" if hyb["fix"] else
+                                  "标题树的区间不含 0，固定 512 字的含 0" if hyb["md"] else "区间都含 0")
+    numbers["ret_hybrid_sig"] = sum(hyb.values())
     over = {lab_: runs[lab_, "dense", "k"].summary().get("embedder_over_limit", 0) for lab_ in E5_LABELS}
     numbers["e5_over_md"] = int(over["markdown"])
     numbers["e5_over_fix_words"] = f"有 {int(over['fixed size=512'])} 块" if over["fixed size=512"] else "一块也没有"

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from ...core import Chunk, Document
 from ...datasets import load_corpus
 from ...datasets.questions import load_questions
 from ...evaluation import evaluate
 from ...evaluation.run import EvalResult
+from ...evaluation.stats import mcnemar_exact
 from ...retrieval import CorpusIndex
 
 __all__ = ["Corpora", "corpora", "split_corpus", "run", "rate", "sign_test"]
@@ -76,17 +75,5 @@ def sign_test(a, b) -> tuple[int, int, float]:
     >>> sign_test([1, 1, 1, 0], [0, 0, 0, 0])
     (3, 0, 0.25)
     """
-    a, b = np.asarray(a), np.asarray(b)
-    up, down = int(np.sum(a > b)), int(np.sum(a < b))
-    n = up + down
-    if n == 0:
-        return 0, 0, 1.0
-    tail = sum(_comb(n, i) for i in range(min(up, down) + 1)) / 2 ** n
-    return up, down, min(1.0, 2 * tail)
-
-
-def _comb(n: int, k: int) -> int:
-    out = 1
-    for i in range(k):
-        out = out * (n - i) // (i + 1)
-    return out
+    r = mcnemar_exact(a, b)
+    return r["up"], r["down"], r["p"]

@@ -221,11 +221,19 @@ def code_numbers(res: dict[str, Any]) -> dict[str, Any]:
         out[f"{k}_without"] = rate(res["prefix_runs"][(retriever, corpus, False)])
     up, down, exact = res["std_sign"]
     out.update(pre_up=up, pre_down=down, pre_exact=exact)
-    # no question changed on 小北 under some retriever: the bootstrap interval collapses to [0, 0];
-    # the exact 95% upper bound on the share of questions that could change (0 of n seen) is what
-    # the data still allow (|difference| <= that share)
-    n = len(res["code_q"])
-    out["pre_zero_bound"] = 1 - 0.05 ** (1 / n) if n else 1.0
+    n_q = len(res["code_q"])
+    # on 小北 the prefix changed no question under some retrievers: the interval still has a width
+    # (stats' guard for few discordant questions), and the sentence reads it as it is
+    same = [(name, r) for (name, corpus), r in res["prefix"].items() if corpus == "小北" and r["discordant"] == (0, 0)]
+    if same:
+        half = max(r["hi"] for _, r in same)
+        words = {verdict(r) for _, r in same}
+        out["pre_xb_zero_note"] = (
+            f"{'、'.join(n.split()[0] for n, _ in same)} 上一题都没有变，可这还不等于“等效”：{n_q} 道题里 0 道变化，"
+            f"区间仍有 ±{half:.1%} 宽（判定：{'、'.join(sorted(words))}）——题这么少，会因前缀而变的题最多仍可能占到这么多，"
+            "差值的绝对值也就可能到这么大。所以这只说明在这批题上看不出作用。")
+    else:
+        out["pre_xb_zero_note"] = "三种检索器下都有题因前缀而变，差值见上。"
     return out
 
 

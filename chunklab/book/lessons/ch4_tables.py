@@ -15,14 +15,14 @@ import numpy as np
 
 from ...base import get_strategy
 from ...evaluation import compare
-from ...evaluation.stats import adjust_pvalues, paired_many
+from ...evaluation.stats import paired_many
 from ...strategies.container import find_tables, transcribe_tables
 from ..claims import fmt_diff, verdict
 from ..criteria import criterion
-from .ch4 import corpora, rate, run, sign_test, split_corpus
+from .ch4 import corpora, rate, run, split_corpus
 
 __all__ = ["table_questions", "c6_protocol", "c6_numbers", "TABLE_CONFIGS", "table_exploration",
-           "table_figure", "edge_note"]
+           "table_figure"]
 
 
 def table_questions() -> dict[str, Any]:
@@ -66,10 +66,7 @@ def c6_protocol(qs) -> dict[str, Any]:
     rulers = ("3000 字", "每行+表头", "USE")
     secondary = paired_many({r: (runs[("转写", r)].per_question["hit"], runs[("对照", r)].per_question["hit"])
                              for r in rulers}, "holm", metric="hit")
-    signs = {r: sign_test(runs[("转写", r)].per_question["hit"], runs[("对照", r)].per_question["hit"])
-             for r in rulers}
-    exact = dict(zip(rulers, adjust_pvalues([signs[r][2] for r in rulers], "holm")))
-    return {"runs": runs, "primary": primary, "secondary": secondary, "signs": signs, "exact": exact,
+    return {"runs": runs, "primary": primary, "secondary": secondary,
             "changed": sum(a.context != b.context for a, b in zip(base, treat)), "n_chunks": len(base),
             "claimed": criterion("C6", "hit").claimed}
 
@@ -100,10 +97,6 @@ def c6_numbers(res: dict[str, Any]) -> dict[str, Any]:
         out[f"c6_{key}_ci"], out[f"c6_{key}_verdict"] = fmt_diff(r), verdict(r)
         for arm, tag in (("对照", "base"), ("转写", "treat")):
             out[f"c6_{key}_{tag}"] = rate(res["runs"][(arm, ruler)])
-        up, down, _ = res["signs"][ruler]
-        out[f"c6_{key}_up"], out[f"c6_{key}_down"] = up, down
-        out[f"c6_{key}_exact"] = res["exact"][ruler]
-        out[f"c6_{key}_edge"] = bool(r["significant"] and res["exact"][ruler] >= 0.05)
     # sentences whose wording follows the results (the prose shows them as they are)
     if c6["lo"] == 0:
         out["c6_lo_note"] = ("区间下端打印成 0.0%，它恰好是 0，不是四舍五入出来的：区间碰到了 0、没有排除 0，"
@@ -115,11 +108,6 @@ def c6_numbers(res: dict[str, Any]) -> dict[str, Any]:
                            if out["c6_outside"] else
                            f"文章的 +{claimed * 100:.0f} 个百分点落在区间里（上端 {hi}），我们的数据排除不了它。")
     out["c6_size_short"] = "文章的 +34 个百分点在区间之外" if out["c6_outside"] else "区间没有排除文章的 +34 个百分点"
-    up, down = out["c6_b3k_up"], out["c6_b3k_down"]
-    out["c6_b3k_edge_note"] = (
-        f"3000 字预算那一项的差值全靠 {up + down} 道题（加转写后命中、不加时没命中的 {up} 道，反过来的 {down} 道）；"
-        f"对这几道题做精确的符号检验，三项一起做 Holm 校正后 p = {out['c6_b3k_exact']:.3g}，过不了 0.05："
-        "题这么少时自助法的区间偏窄，这一项只能当作方向。") if out["c6_b3k_edge"] else ""
     return out
 
 
@@ -168,16 +156,9 @@ def table_exploration(qs) -> dict[str, Any]:
                        "whole": (pq("table 每行 + 表头"), pq("table 整表")),
                        "whole_use": (pq("table 每行 + 表头", "USE"), pq("table 整表", "USE"))},
                       "holm", metric="hit")
-    # few discordant questions make a bootstrap interval too narrow: the exact sign test on them,
-    # Holm-adjusted over the same five comparisons, says whether a "significant" one is only a direction
-    signs = {key: sign_test(*pair) for key, pair in (
-        ("total", (pq("table 每行 + 表头"), pq("fixed 512"))), ("step1", (pq("recursive 500"), pq("fixed 512"))),
-        ("step2", (pq("table 每行 + 表头"), pq("recursive 500"))), ("whole", (pq("table 每行 + 表头"), pq("table 整表"))),
-        ("whole_use", (pq("table 每行 + 表头", "USE"), pq("table 整表", "USE"))))}
-    exact = dict(zip(signs, adjust_pvalues([v[2] for v in signs.values()], "holm")))
     table_len = {label: float(np.mean([len(c) for c in chunk_sets[label] if c.meta.get("kind") == "table"]))
                  for label in ("table 整表", "table 每行 + 表头")}
-    return {"results": results, "cmp": cmp, "table_len": table_len, "signs": signs, "exact": exact}
+    return {"results": results, "cmp": cmp, "table_len": table_len}
 
 
 def exploration_numbers(res: dict[str, Any]) -> dict[str, Any]:
@@ -191,27 +172,7 @@ def exploration_numbers(res: dict[str, Any]) -> dict[str, Any]:
            "t_total_diff": rate(r[("table 每行 + 表头", 3000)]) - rate(r[("fixed 512", 3000)])}
     for key, c in res["cmp"].items():
         out[f"t_{key}_ci"], out[f"t_{key}_verdict"] = fmt_diff(c), verdict(c)
-        up, down, _ = res["signs"][key]
-        p = res["exact"][key]
-        out.update({f"t_{key}_up": up, f"t_{key}_down": down, f"t_{key}_exact": p})
-        out[f"t_{key}_edge"], out[f"t_{key}_edge_note"], out[f"t_{key}_edge_short"] = edge_note(c, up, down, p)
     return out
-
-
-def edge_note(cmp: dict[str, Any], up: int, down: int, p: float) -> tuple[bool, str, str]:
-    """Whether a comparison the bootstrap calls significant is one the exact sign test (Holm-adjusted
-    ``p`` over the family) does not back, and the sentence and the short clause the prose shows
-    after its verdict (both empty otherwise).
-
-    >>> edge_note({"significant": True}, 6, 0, 0.125)[0], edge_note({"significant": True}, 11, 1, 0.02)
-    (True, (False, '', ''))
-    """
-    if not (cmp["significant"] and p >= 0.05):
-        return False, "", ""
-    note = (f"但这个差值只靠 {up + down} 道题（按行切命中、另一方没命中的 {up} 道，反过来的 {down} 道）；"
-            f"对这几道题做精确的符号检验，五项一起做 Holm 校正后 p = {p:.3g}，过不了 0.05，"
-            "所以这一项只能当作方向，不能当作定论。")
-    return True, note, f"，但只靠 {up + down} 道题，精确检验过不了 0.05，只能当作方向"
 
 
 def exploration_rows(res: dict[str, Any]) -> list[list[str]]:

@@ -7,7 +7,6 @@ the evidence's document re-chunked smaller, structure (Markdown), e5 vectors, BM
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -186,13 +185,4 @@ def rescue_numbers(rs: Rescue, tested512) -> dict:
         out[f"fix_cut_{key}"] = float(rescued["cut", f].mean()) if has_cut else 0.0
     out["fix_cut_gap"] = fmt_diff(secondary["cut_struct_small"]) if has_cut else "（无此类题）"
     out["fix_cut_v"] = verdict(secondary["cut_struct_small"], expect=+1) if has_cut else "—"
-    # Few discordant questions make a paired bootstrap interval too narrow: count them, exact sign test (McNemar)
-    up = int(np.sum(rescued["cut", STRUCT] > rescued["cut", SMALLER])) if has_cut else 0
-    down = int(np.sum(rescued["cut", STRUCT] < rescued["cut", SMALLER])) if has_cut else 0
-    exact = min(1.0, 2 * sum(math.comb(up + down, i) for i in range(min(up, down) + 1)) / 2 ** (up + down))
-    out["fix_cut_edge"] = (
-        (f"但差值全靠 {up + down} 道题（按结构切救回、切小没救回的 {up} 道，反过来的 {down} 道），"
-         f"这么少的题上自助法的区间偏窄；对它们做精确的符号检验（McNemar），p = {exact:.3g}，不校正也过不了 0.05。"
-         "所以这一项只能当作方向：“被切断”的题，按结构切看来比只切小更对症，但题太少，定不下来。")
-        if has_cut and secondary["cut_struct_small"]["significant"] and exact >= 0.05 else "")
     return out

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ...evaluation import evaluate, paired_bootstrap
-from ...evaluation.stats import EQUIVALENCE_MARGINS, adjust_pvalues, paired_many
+from ...evaluation.stats import EQUIVALENCE_MARGINS, adjust_pvalues, mcnemar_exact, paired_many
 from ...retrieval import CorpusIndex
 from ... import get_strategy
 from ..claims import fmt_diff, verdict
@@ -166,6 +166,22 @@ def null_numbers(share: dict, m: int, batches: int) -> dict:
     return {"sim_none": share["none"], "sim_holm": share["holm"], "sim_bh": share["bh"],
             "sim_se": 1.96 * np.sqrt(0.05 * 0.95 / batches), "sim_n": batches, "sim_vs_theory": vs,
             "holm_first": 1 - 0.05 / m}
+
+
+def guard_numbers(n: int = 30, wins: int = 6) -> dict:
+    """Prose values of the small-sample guard on two made-up comparisons of ``n`` questions:
+    ``wins`` questions only A hits (none only B), and A identical to B.
+
+    >>> g = guard_numbers()
+    >>> round(g["guard_p"], 3), g["guard_widened"], g["guard_same_v"]
+    (0.031, True, '未能区分')
+    """
+    a, zero = [1] * wins + [0] * (n - wins), [0] * n
+    six = paired_bootstrap(a, zero, metric="hit")
+    same = paired_bootstrap(a, a, metric="hit")
+    return {"guard_n": n, "guard_wins": wins, "guard_miss_all": ((n - wins) / n) ** n,
+            "guard_p": mcnemar_exact(a, zero)["p"], "guard_ci": fmt_diff(six), "guard_widened": six["widened"],
+            "guard_same_half": same["hi"], "guard_same_v": verdict(same)}
 
 
 def many_comparisons(pairs: dict) -> tuple[dict, list, list]:

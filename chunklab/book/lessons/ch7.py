@@ -473,7 +473,10 @@ def week4(it: Iteration, adopted: str | None) -> dict:
     worse_ok = all(d_ov[r]["lo"] >= -margin for r in ("b", "k"))
     out["ov_within"] = (f"两个区间都整个落在 ±{100 * margin:.0f} 个点的界值之内" if whole else
                         f"两个区间的下端都没有低于 −{100 * margin:.0f} 个点的界值" if worse_ok else
-                        f"但至少一个区间的下端低于 −{100 * margin:.0f} 个点的界值")
+                        f"做决定的同预算区间，下端没有低于 −{100 * margin:.0f} 个点的界值；hit@5 的区间下端低于界值，"
+                        "但规则里 hit@5 只是护栏，整个区间落在 0 以下才拦下，这里没有" if d_ov["b"]["lo"] >= -margin
+                        and d_ov["k"]["hi"] >= 0 else
+                        f"但做决定的同预算区间，下端低于 −{100 * margin:.0f} 个点的界值")
     if adopted is None:
         out["w4_story"] = ("三个候选都没有拿出规则要求的证据，于是不增加复杂度，把时间花在后面两件事上：索引版本与上线自检。"
                            "这不是说父子块没用：在章节很长、答案需要大段上下文的语料上，或生成端的上下文不那么紧张时，结论可能不同。")
