@@ -183,6 +183,12 @@ def chrome(window: tuple[int, int] = (1400, 1000), logs: tuple[str, ...] = ("bro
     opts.set_capability("goog:loggingPrefs", {kind: "ALL" for kind in logs})
     drv = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     drv.set_page_load_timeout(60)
+    # Selenium waits 120 s for chromedriver's answer to one command; a Lab page executing a chapter
+    # on a loaded 2-core machine (the room test's four trainees) can take longer to answer, and the
+    # test then stops on a ReadTimeoutError although nothing is wrong. The tests' own waits decide.
+    config = getattr(drv.command_executor, "_client_config", None)
+    if config is not None:
+        config.timeout = 600
     drv._chunklab_profile = profile  # removed by quit_chrome
     return drv
 

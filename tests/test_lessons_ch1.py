@@ -64,10 +64,13 @@ def test_ceiling_rises_with_size_but_budget_completeness_does_not(ceilings):
 
 
 def test_small_hurts_the_ceiling_big_hurts_retrieval(lab, ceilings):
-    n = ch1.size_tests(lab)["numbers"]
+    sizes = ch1.size_tests(lab)
+    n, t = sizes["numbers"], sizes["tests"]
     for key in ("ceiling_128", "budget_128", "budget_2048"):
         assert n[f"size_{key}_v"] == "成立", key
     assert float(n["size_ceiling_2048"].split("%")[0]) < float(n["size_ceiling_128"].split("%")[0]) / 5
+    assert t["hit", "128"]["diff"] < t["budget", "128"]["diff"] / 3      # "标题树减它只有 …": hit hides "too small"
+    assert (n["size_hit_128_note"] == "区间含 0，分不出高低") == (not t["hit", "128"]["significant"])
 
 
 def test_crowding_falls_with_size(lab, ceilings):
@@ -135,7 +138,8 @@ def test_routing_beats_best_size_but_not_the_heading_tree(types):
     assert n["auto_vs_size_v"] == "成立"
     assert not types["auto_tests"]["single"]["significant"]
     assert n["auto_md_types_sig"] == 0                # "没有一类能和噪声分开"
-    assert n["size_type_sig"] <= n["size_type_dir"]
+    assert n["size_type_dir"] == n["size_type_m"]    # "差的方向和挑选时一样"
+    assert n["size_type_sig"] == 0                   # "最好的块长是否随内容类型而变，这批题还分不出来"
 
 
 def test_specialists_lose_on_their_own_type_by_size_and_fallback(lab, types):

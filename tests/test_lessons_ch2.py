@@ -316,3 +316,12 @@ def test_c2_note_says_what_the_interval_allows():
     assert "有利" not in tie and "相同" in tie
     below = sem.c2_note({"diff": -0.008, "lo": -0.05, "hi": 0.04, "significant": False}, policy=True)
     assert "排除了原文的 +6 个百分点" in below
+
+
+def test_drop_points_reads_the_fall_from_the_lower_ends():
+    t = {"bm25": {"lo": -0.090}, "hybrid": {"lo": -0.113}, "dense": {"lo": -0.255}}
+    assert sem.drop_points(t, ("bm25", "hybrid")) == "9 到 11 个百分点"
+    assert sem.drop_points(t, ("hybrid", "bm25")) == "9 到 11 个百分点"
+    assert sem.drop_points(t, ("bm25",)) == "9 个百分点"
+    with pytest.raises(ValueError):
+        sem.drop_points({"bm25": {"lo": 0.01}, "hybrid": {"lo": -0.1}}, ("bm25", "hybrid"))

@@ -36,6 +36,14 @@ def test_agree_names_each_retriever_only_when_they_differ():
     assert ch3.agree({"BM25": "成立", "向量（USE）": "未能确认"}) == "BM25：成立；向量（USE）：未能确认"
 
 
+def test_significant_where_names_only_the_retrievers_whose_interval_excludes_zero():
+    yes, no = {"significant": True}, {"significant": False}
+    assert ch3.significant_where({"BM25": yes, "向量（USE）": yes}) == "在每种检索器上都显著"
+    assert ch3.significant_where({"BM25": no, "向量（USE）": no}) == "在哪种检索器上都不显著"
+    assert ch3.significant_where({"BM25": no, "向量（USE）": yes, "混合（BM25+USE）": yes}) == \
+        "只在 向量（USE）、混合（BM25+USE） 上显著"
+
+
 def test_fill_cut_cuts_the_first_item_that_does_not_fit_and_stops():
     doc = "第一条 规定甲。" * 40 + "第二条 规定乙。" * 40 + "第三条 规定丙。"
     items = [Chunk("d", 0, 0, 320, doc[:320]), Chunk("d", 1, 320, 640, doc[320:640]), Chunk("d", 2, 640, 648, doc[640:])]

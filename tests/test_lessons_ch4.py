@@ -152,3 +152,49 @@ def test_exam_figure_enlarges_the_left_column_top():
     (a0, a1), (z0, z1) = overview.images[0].get_extent()[:2], detail.images[0].get_extent()[:2]
     assert (a1 - a0) / (z1 - z0) > 2
     plt.close(fig)
+
+
+def _r(diff, lo, hi, discordant=(0, 0)):
+    return {"diff": diff, "lo": lo, "hi": hi, "significant": bool(lo > 0 or hi < 0), "metric": "hit",
+            "discordant": discordant, "m": 6}
+
+
+def test_prefix_note_reads_no_change_as_cannot_tell_not_as_the_same():
+    from chunklab.book.claims import verdict
+    zero, cancel = _r(0.0, -0.162, 0.162), _r(0.0, -0.184, 0.184, (1, 1))
+    prefix = {("BM25", "小北"): zero, ("USE 向量检索", "小北"): cancel, ("e5 向量检索", "小北"): zero,
+              ("BM25", "stdlib"): _r(0.09, -0.03, 0.24, (5, 0))}
+    notes = ch4_code.prefix_xb_notes(prefix, 36)
+    assert verdict(zero) != "等效"
+    assert notes["pre_xb_lead"].endswith("三种检索器下加不加前缀，命中的题数都一样。")
+    note = notes["pre_xb_zero_note"]
+    assert note.startswith("BM25、e5 上一题都没有变") and "不等于“等效”" in note
+    assert f"±{zero['hi']:.1%}" in note and "USE 上变好、变坏的各 1 道" in note
+    # a retriever under which the count changed: no "all the same", no zero note for it
+    changed = {**prefix, ("USE 向量检索", "小北"): _r(0.03, -0.1, 0.16, (2, 1))}
+    notes = ch4_code.prefix_xb_notes(changed, 36)
+    assert "都一样" not in notes["pre_xb_lead"] and "USE" not in notes["pre_xb_zero_note"]
+
+
+def test_c6_lower_end_note_follows_the_interval():
+    assert "恰好是 0" in ch4_tables.lo_note({"lo": 0.0, "hi": 0.15})
+    assert ch4_tables.lo_note({"lo": -0.0265, "hi": 0.17}) == "区间跨过了 0，没有排除 0。"
+    assert "排除了 0" in ch4_tables.lo_note({"lo": 0.01, "hi": 0.17})
+    assert "0.0%" in ch4_tables.lo_note({"lo": -0.0003, "hi": 0.17})
+
+
+def test_table_exploration_sentences_follow_significance():
+    keys = ("total", "step1", "step2", "whole", "whole_use")
+    weak = ch4_tables.exploration_notes({k: _r(0.13, -0.02, 0.30) for k in keys})
+    strong = ch4_tables.exploration_notes({k: _r(0.13, 0.02, 0.30) for k in keys})
+    # not significant: no plain "leads / contradicts", the verdict word is in the sentence
+    assert "不显著" in weak["t_whole_head"] and "推翻不了" in weak["t_whole_head"]
+    assert "方向一致但不显著" in weak["t_whole_takeaway"] and "不足以推翻" in weak["t_whole_takeaway"]
+    assert "不足以确定" in weak["t_total_head"] and "方向一致但不显著" in weak["t_total_short"]
+    assert weak["t_steps_note"].startswith("两步各自都没有排除 0")
+    assert strong["t_whole_head"] == "按行切在检索上领先整表，和文章 000 的“绝不按行切”不一致。"
+    assert "成立" in strong["t_whole_takeaway"] and "不显著" not in strong["t_whole_half"]
+    assert strong["t_steps_note"].startswith("两步各自都排除了 0")
+    opposite = ch4_tables.exploration_notes({**{k: _r(0.13, -0.02, 0.30) for k in keys},
+                                             "whole_use": _r(-0.05, -0.2, 0.1)})
+    assert opposite["t_whole_use_side"] == "方向相反" and weak["t_whole_use_side"] == "方向相同"

@@ -107,6 +107,33 @@ def test_null_simulation_correction_lowers_false_alarms():
     arrays = {f"p{i}": ((rng.random(150) < 0.7).astype(float), (rng.random(150) < 0.7).astype(float)) for i in range(6)}
     share = ch5_stats.null_simulation(arrays, batches=30, n_boot=200)
     assert share["none"] >= share["bh"] >= share["holm"]
+    assert list(share["each"]) == list(arrays)                        # one false-alarm rate per comparison
+    assert max(share["each"].values()) <= share["none"]               # one call is a batch with at least one
+
+
+def test_null_numbers_explain_the_gap_by_each_comparisons_rate():
+    """5.6: a share off the theory is explained by each comparison's own rate (the simulated
+    comparisons are independent), not by comparisons sharing chunkings."""
+    low = {"none": 0.32, "holm": 0.04, "bh": 0.04, "each": {f"p{i}": 0.035 for i in range(10)}}
+    words = ch5_stats.null_numbers(low, 10, 200)
+    assert words["sim_vs_theory"].startswith("低于理论值 40%")
+    assert "不到名义上的 5%" in words["sim_vs_theory"] and "相差在误差之内" in words["sim_vs_theory"]
+    assert "共用" not in words["sim_vs_theory"]
+    assert abs(words["sim_indep"] - (1 - 0.965 ** 10)) < 1e-12 and abs(words["sim_each"] - 0.035) < 1e-12
+    near = {**low, "none": 0.38, "each": {f"p{i}": 0.048 for i in range(10)}}
+    assert ch5_stats.null_numbers(near, 10, 200)["sim_vs_theory"].startswith("和理论值 40% 的差在模拟误差")
+
+
+def test_guard_example_widens_what_the_bootstrap_alone_calls():
+    """5.6's guard paragraph: 6 against 0 of 30 passes Holm's first step on the bootstrap alone, not on
+    the exact test; the printed interval is wider than the bootstrap's and reaches towards 0."""
+    g = ch5_stats.guard_numbers(m=10)
+    assert g["guard_boot_p"] < 0.005 < g["guard_p"] == g["guard_ci_p"]
+    assert g["guard_holm_note"].endswith("自助法的 p 过得了，精确检验的过不了")
+    boot_lo = float(g["guard_boot_ci"].split("[")[1].split("%")[0])
+    lo = float(g["guard_ci"].split("[")[1].split("%")[0])
+    assert 0 < lo < boot_lo and g["guard_widened"] and g["guard_discordant"] == "(6, 0)"
+    assert g["guard_same_v"] == "未能区分" and g["guard_same_half"] > g["guard_margin"]
 
 
 def test_wilson_and_two_sample():

@@ -56,6 +56,12 @@ def test_overlap_tells_equivalent_from_undecided():
     noisy = _fake_matrix(lambda c: rng.integers(0, 2, 60))       # 60 questions of coin flips: too few to tell
     _, _, n = L.overlap_tests(noisy)
     assert n["ov_sig"] == 0 and n["ov_equiv"] == 0 and n["ov_undecided"] == 12
+    # the chapter's "差值恰好为 0 的格子，判定词就是“未能区分”": identical outcomes on the chapter's 340
+    # questions are a zero with width, not 等效
+    zero = _fake_matrix(lambda c: [1, 0] * 170)
+    _, rows, n = L.overlap_tests(zero)
+    assert n["ov_equiv"] == 0 and n["ov_undecided"] == 12
+    assert all("0.0% [" in cell and "未能区分" in cell for r in rows for cell in r[2:])
 
 
 def test_size_tests_reads_a_reversal_between_the_rulers():
@@ -138,20 +144,37 @@ def test_fallback_chains_reconcile_long_and_cut_articles(laws_subset):
     assert 0 <= n["gap_cut_short_unnumbered"] <= n["gap_cut_short"]
 
 
-def test_by_difficulty_names_where_hybrid_helps():
-    easy = [SimpleNamespace(difficulty="easy")] * 120
-    hard = [SimpleNamespace(difficulty="hard")] * 40
-    qs = easy + hard
-    hits = {"BM25": [1] * 110 + [0] * 10 + [0] * 40, "向量（USE）": [1] * 60 + [0] * 60 + [1] * 20 + [0] * 20,
-            "混合（BM25 + USE）": [1] * 112 + [0] * 8 + [1] * 20 + [0] * 20}
+def _by_difficulty(n_easy, n_hard, hits):
+    qs = [SimpleNamespace(difficulty="easy")] * n_easy + [SimpleNamespace(difficulty="hard")] * n_hard
     results = {(e, r, L.label("recursive", 512)): SimpleNamespace(per_question={"hit": np.array(h, float)})
                for e, h in hits.items() for r in E.RULERS}
-    out = E.by_difficulty({"results": results}, qs)
-    n = out["numbers"]
+    return E.by_difficulty({"results": results}, qs)["numbers"]
+
+
+def test_by_difficulty_names_where_hybrid_helps():
+    n = _by_difficulty(120, 40, {"BM25": [1] * 110 + [0] * 10 + [0] * 40,
+                                 "向量（USE）": [1] * 60 + [0] * 60 + [1] * 20 + [0] * 20,
+                                 "混合（BM25 + USE）": [1] * 112 + [0] * 8 + [1] * 20 + [0] * 20})
     assert n["diff_n"] == 8 and n["diff_q_easy"] == 120 and n["diff_q_hard"] == 40
     assert "容易题：混合 − 向量（USE）" in n["diff_helps"] and n["diff_hurts"] == "没有一项"
     assert all(k.isidentifier() for k in n)
     assert n["diff_easy_k_dense"] == pytest.approx(0.5)
+    # the prose follows the verdicts: significant under both rulers reads "显著好于"
+    assert n["diff_takeaway"] == "混合检索在容易题上显著好于单用向量检索（USE）；在难题上显著好于 BM25"
+    assert "显著好于单用向量检索（USE）" in n["diff_easy_text"] and n["diff_hard_text"].startswith("校正后")
+    assert n["diff_hurts_text"] == "这批题上混合检索没有在哪一类题上显著变差"
+
+
+def test_by_difficulty_does_not_call_point_estimates_significant():
+    # the same rates on a tenth of the questions: nothing passes Holm, and no sentence says 显著好于
+    n = _by_difficulty(12, 4, {"BM25": [1] * 11 + [0] * 1 + [0] * 4,
+                               "向量（USE）": [1] * 6 + [0] * 6 + [1] * 2 + [0] * 2,
+                               "混合（BM25 + USE）": [1] * 11 + [0] * 1 + [1] * 2 + [0] * 2})
+    assert n["diff_helps"] == "没有一项" and n["diff_nhelps"] == 0
+    prose = [n[k] for k in ("diff_easy_text", "diff_hard_text", "diff_takeaway", "diff_summary")]
+    assert not any("显著好于" in p for p in prose)
+    assert "点估计高" in n["diff_takeaway"] and "这 4 道题定不下来" in n["diff_takeaway"]
+    assert "不显著" in n["diff_summary"] and "难题只有 4 道" in n["diff_hard_text"]
 
 
 def test_curve_steps_names_the_sizes_tied_with_the_peak():

@@ -144,6 +144,46 @@ def test_overlap_acts_on_few_chunks(run):
     assert v["ov_b_lo_pts"] < 100 * MARGIN                              # the deciding ruler: within the margin
     # the prose's reading of both intervals follows them
     assert v["ov_within"].startswith("两个区间") == (v["ov_k_lo_pts"] < 100 * MARGIN)
+    # hit@5's lower end beyond the margin: the prose says so, and qualifies "too small to keep"
+    assert ("hit@5 的区间下端低于界值" in v["ov_within"]) == (v["ov_k_lo_pts"] > 100 * MARGIN)
+    assert ("这批题还排除不了" in v["ov_reading"]) == (v["ov_k_lo_pts"] > 100 * MARGIN)
+    assert "同预算下最坏也不比当前配置差过界值" in v["w4_decision"]
+
+
+def _ov(b, k, outcome):
+    return {"b": {"lo": b[0], "hi": b[1]}, "k": {"lo": k[0], "hi": k[1]}, "outcome": outcome}
+
+
+@pytest.mark.parametrize("b, k, outcome, within, reading", [
+    ((-0.01, 0.01), (-0.015, 0.01), "adopt", "两个区间都整个落在", "说的是作用小到"),
+    ((-0.01, 0.03), (-0.015, 0.01), "adopt", "两个区间的下端都没有低于", "说的是作用小到"),
+    ((-0.013, 0.013), (-0.022, 0.006), "adopt", "hit@5 的区间下端低于界值，但规则里 hit@5 只是护栏", "这批题还排除不了"),
+    ((-0.013, 0.013), (-0.05, -0.01), "refuse", "hit@5 的区间整个落在 0 以下，护栏拦下了它", "会让命中率下降"),
+    ((-0.03, 0.01), (-0.01, 0.01), "need_more_data", "但做决定的同预算区间，下端低于", "说不清"),
+])
+def test_overlap_reading_follows_both_intervals(b, k, outcome, within, reading):
+    r = L.overlap_reading(_ov(b, k, outcome), MARGIN)
+    assert within in r["ov_within"] and reading in r["ov_reading"]
+
+
+def test_fill_story_names_the_old_outcome(run):
+    """Under the old fill the rule may decide differently; the sentence names both outcomes, or none changed."""
+    it, v, _, _ = run
+    story = v["w4_fill_story"]
+    if story.startswith("按旧装法，规则对三个候选"):
+        return
+    assert "的结论会是“" in story and "而不是现在的“" in story
+    for label in L.CANDIDATES:
+        if f"“{label}”" in story:
+            assert f"而不是现在的“{L.OUTCOME_ZH[it.decisions[label]['outcome']]}”" in story
+
+
+def test_budget_practice_follows_the_verdicts():
+    gain = {"diff": 0.08, "lo": 0.05, "hi": 0.11, "significant": True, "metric": "hit"}
+    small_k = {"diff": 0.01, "lo": -0.02, "hi": 0.04, "significant": False, "metric": "hit"}
+    assert "值得做" in O.budget_practice(gain, small_k, 2560) and "低估" in O.budget_practice(gain, small_k, 2560)
+    unsure = {"diff": 0.01, "lo": -0.01, "hi": 0.03, "significant": False, "metric": "hit"}
+    assert "值得做" not in O.budget_practice(unsure, small_k, 2560).replace("不能拿它说改动值得做", "")
 
 
 def test_step_table_marks_controls_and_simpler_steps(run):

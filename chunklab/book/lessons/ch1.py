@@ -409,6 +409,7 @@ def size_tests(lab: Lab) -> dict[str, Any]:
     for (what, n), res in tests.items():
         numbers[f"size_{what}_{n}"] = fmt_diff(res)
         numbers[f"size_{what}_{n}_v"] = verdict(res)
+    numbers["size_hit_128_note"] = _side(tests["hit", "128"])      # "标题树减它只有 …，<note>"
     numbers.update(hit_b_f128=float(hit("fixed size=128").mean()), size_m=len(pairs),
                    size_top_level=f"{max(r['level'] for r in tests.values()):.1%}")
     return {"numbers": numbers, "table": tab, "tests": tests}

@@ -24,7 +24,7 @@ from ..claims import claim_row, fmt_diff, verdict
 from ..criteria import criterion
 
 __all__ = ["without_headings", "heading_credit", "policy_docs", "prose_docs", "SEM_E5", "ENGINES",
-           "semantic_vs_fixed", "adjacent_pairs", "e5_speed", "c2_note", "c2_claims"]
+           "semantic_vs_fixed", "adjacent_pairs", "e5_speed", "drop_points", "c2_note", "c2_claims"]
 
 
 def without_headings(doc: Document) -> tuple[Document, list[int]]:
@@ -166,6 +166,21 @@ def e5_speed(sample: Sequence[str]) -> float:
     t0 = time.perf_counter()
     probe(list(sample))
     return sum(map(len, sample)) / (time.perf_counter() - t0)
+
+
+def drop_points(tests: dict[str, dict[str, Any]], engines: Sequence[str]) -> str:
+    """How large a fall the ``engines``' intervals still hold, in whole points (lower ends below 0).
+
+    >>> drop_points({"bm25": {"lo": -0.090}, "hybrid": {"lo": -0.113}}, ("bm25", "hybrid"))
+    '9 到 11 个百分点'
+    >>> drop_points({"bm25": {"lo": -0.069}, "hybrid": {"lo": -0.069}}, ("bm25", "hybrid"))
+    '7 个百分点'
+    """
+    if any(tests[e]["lo"] >= 0 for e in engines):
+        raise ValueError("an interval does not reach below 0: no fall to describe")
+    falls = sorted(-100 * tests[e]["lo"] for e in engines)
+    a, b = f"{falls[0]:.0f}", f"{falls[-1]:.0f}"
+    return f"{a} 个百分点" if a == b else f"{a} 到 {b} 个百分点"
 
 
 def c2_note(t: dict[str, Any], policy: bool) -> str:

@@ -601,12 +601,20 @@ def claims(series: dict, fx_many: dict, c3: dict, nq_pol: int, pc: dict, budget:
         *[claim_row("C3", f"文章字面的比较：标题树内部去掉 overlap 50（{e}）", "hit@5 无回退",
                     f"{fmt_diff(c3['many'][LITERAL, e])}（{nq_pol} 题）",
                     f"chunklab 的标题树里 overlap 只碰到回退块（索引只差 {c3['growth'][LITERAL]:.1%}），"
-                    "两边几乎是同一套块：结果主要由实现决定，不能推广成“结构切分让 overlap 多余”。",
+                    + ("两边几乎是同一套块：结果主要由实现决定，不能推广成“结构切分让 overlap 多余”。"
+                       if c3["words"][LITERAL, e] == VERDICT_ZH["non-inferior"] else
+                       f"两边几乎是同一套块；{nq_pol} 题的区间仍越过界值，非劣没有确认。"
+                       "即使确认了，也主要由实现决定，不能推广成“结构切分让 overlap 多余”。"),
                     part="no loss", result=c3["many"][LITERAL, e]) for e in ENGINES],
         claim_row("C11", "fixed 500：overlap 10% 相对不重叠（BM25）", "10–20% 是合适范围", fmt_diff(up),
-                  "定长切分就配 10% 左右的 overlap；三种检索器的结果见图。", part="10%", result=up),
+                  "定长切分就配 10% 左右的 overlap；三种检索器的结果见图。" if up["significant"] and up["diff"] > 0 else
+                  f"校正后区间含 0，好处还不确定；但它把被切断的未命中从 {fx[0]['cut']} 题降到 {fx[0.10]['cut']} 题，"
+                  f"索引只大 {fx[0.10]['inflation'] - 1:.1%}，定长切分仍可配 10% 左右（三种检索器的结果见图）。",
+                  part="10%", result=up),
         claim_row("C11", "fixed 500：overlap 50% 相对 10%（BM25）", "不要超过三分之一", fmt_diff(down),
-                  f"overlap 开到一半只会更差：近似重复挤占 top-5（{fx[0.50]['crowded']} 题）。三分之一这个拐点本身没有检验。",
+                  ("overlap 开到一半只会更差" if down["significant"] and down["diff"] < 0 else
+                   "一半处的点估计更低，但区间含 0，仍不宜开到一半")
+                  + f"：近似重复挤占 top-5（{fx[0.50]['crowded']} 题）。三分之一这个拐点本身没有检验。",
                   part="50%", result=down),
         *[claim_row("C4", f"不限预算：单层 512 → 父子块（子 200 / 父 1200 token），{e}", "68% → 76%",
                     f"{s[e][flat]['hit']:.1%} → {s[e][par]['hit']:.1%}（{fmt_diff(pc['up'][e])}）",

@@ -24,7 +24,7 @@ from .ch4 import corpora, rate, run, sign_test, split_corpus
 
 __all__ = ["function_spans", "function_cuts", "long_function", "parse_failures", "CODE_CONFIGS",
            "code_retrieval", "code_numbers", "code_figure", "code_table_rows", "prefix_rows", "call_neighbours",
-           "RETRIEVERS"]
+           "RETRIEVERS", "prefix_xb_notes"]
 
 #: The four configurations of §4.1: label, strategy for Python files, whether ``context`` is indexed.
 CODE_CONFIGS = [("recursive", ("recursive", {"target": 1500}), False),
@@ -221,20 +221,48 @@ def code_numbers(res: dict[str, Any]) -> dict[str, Any]:
         out[f"{k}_without"] = rate(res["prefix_runs"][(retriever, corpus, False)])
     up, down, exact = res["std_sign"]
     out.update(pre_up=up, pre_down=down, pre_exact=exact)
-    n_q = len(res["code_q"])
-    # on 小北 the prefix changed no question under some retrievers: the interval still has a width
-    # (stats' guard for few discordant questions), and the sentence reads it as it is
-    same = [(name, r) for (name, corpus), r in res["prefix"].items() if corpus == "小北" and r["discordant"] == (0, 0)]
-    if same:
-        half = max(r["hi"] for _, r in same)
-        words = {verdict(r) for _, r in same}
-        out["pre_xb_zero_note"] = (
-            f"{'、'.join(n.split()[0] for n, _ in same)} 上一题都没有变，可这还不等于“等效”：{n_q} 道题里 0 道变化，"
-            f"区间仍有 ±{half:.1%} 宽（判定：{'、'.join(sorted(words))}）——题这么少，会因前缀而变的题最多仍可能占到这么多，"
-            "差值的绝对值也就可能到这么大。所以这只说明在这批题上看不出作用。")
-    else:
-        out["pre_xb_zero_note"] = "三种检索器下都有题因前缀而变，差值见上。"
+    out.update(prefix_xb_notes(res["prefix"], len(res["code_q"])))
     return out
+
+
+def prefix_xb_notes(prefix: dict, n_q: int) -> dict[str, str]:
+    """The sentences after 小北's three prefix comparisons, worded from the results.
+
+    ``pre_xb_lead``: whether the prefix changed the number of questions hit under every retriever.
+    ``pre_xb_zero_note``: where not one question changed, the interval still has a width (stats'
+    guard for few discordant questions), so "no change" is read as "cannot tell", not as "the same";
+    where questions changed both ways and cancelled, it says how many.
+
+    >>> r0 = {"diff": 0.0, "lo": -0.162, "hi": 0.162, "significant": False, "metric": "hit",
+    ...       "discordant": (0, 0), "m": 6}
+    >>> r1 = dict(r0, lo=-0.184, hi=0.184, discordant=(1, 1))
+    >>> notes = prefix_xb_notes({("BM25", "小北"): r0, ("USE 向量检索", "小北"): r1}, 36)
+    >>> notes["pre_xb_lead"]
+    '在小北的计费代码上，两种检索器下加不加前缀，命中的题数都一样。'
+    >>> print(notes["pre_xb_zero_note"])
+    BM25 上一题都没有变，可这还不等于“等效”：36 道题里 0 道变化，区间仍是 ±16.2%——题这么少，差值落在这个范围里的哪一处，这批题都排除不了。USE 上变好、变坏的各 1 道，正好抵消。所以这只说明在这批题上看不出作用，不说明前缀没有作用。
+    """
+    xb = {name: r for (name, corpus), r in prefix.items() if corpus == "小北"}
+    count = {2: "两", 3: "三"}.get(len(xb), str(len(xb)))
+    if all(r["discordant"][0] == r["discordant"][1] for r in xb.values()):
+        lead = f"在小北的计费代码上，{count}种检索器下加不加前缀，命中的题数都一样。"
+    else:
+        lead = "在小北的计费代码上，加不加前缀，命中的题数有的检索器下变了，差值见上。"
+    same = {n: r for n, r in xb.items() if r["discordant"] == (0, 0)}
+    cancel = {n: r["discordant"][0] for n, r in xb.items() if r["discordant"][0] == r["discordant"][1] > 0}
+    note = ""
+    if same:
+        note = f"{'、'.join(n.split()[0] for n in same)} 上一题都没有变"
+        if "等效" in {verdict(r) for r in same.values()}:
+            note += "。"
+        else:
+            note += (f"，可这还不等于“等效”：{n_q} 道题里 0 道变化，区间仍是 ±{max(r['hi'] for r in same.values()):.1%}"
+                     "——题这么少，差值落在这个范围里的哪一处，这批题都排除不了。")
+    if cancel:
+        note += "，".join(f"{n.split()[0]} 上变好、变坏的各 {k} 道" for n, k in cancel.items()) + "，正好抵消。"
+    if note:
+        note += "所以这只说明在这批题上看不出作用，不说明前缀没有作用。"
+    return {"pre_xb_lead": lead, "pre_xb_zero_note": note}
 
 
 def code_figure(res: dict[str, Any]):

@@ -21,8 +21,8 @@ from ..claims import fmt_diff, verdict
 from ..criteria import criterion
 from .ch4 import corpora, rate, run, split_corpus
 
-__all__ = ["table_questions", "c6_protocol", "c6_numbers", "TABLE_CONFIGS", "table_exploration",
-           "table_figure"]
+__all__ = ["table_questions", "c6_protocol", "c6_numbers", "lo_note", "TABLE_CONFIGS", "table_exploration",
+           "exploration_notes", "table_figure"]
 
 
 def table_questions() -> dict[str, Any]:
@@ -45,9 +45,9 @@ def c6_protocol(qs) -> dict[str, Any]:
 
     ``runs[(arm, ruler)]`` for arm 对照/转写 and ruler ``k=5`` (primary), ``3000 字`` (a budget),
     ``每行+表头`` (``table`` one row a chunk, header in context) and ``USE`` (vector retrieval);
-    ``primary`` is the paired comparison at k=5 (95%), ``secondary`` the other three, Holm-corrected,
-    and ``exact`` their exact sign tests (Holm-adjusted p) — few discordant questions make a
-    bootstrap interval too narrow.
+    ``primary`` is the paired comparison at k=5 (95%), ``secondary`` the other three, Holm-corrected
+    (for 0/1 outcomes stats' deciding interval already covers the exact one, so few discordant
+    questions do not make it too narrow).
     """
     cor = corpora()
     fixed = get_strategy("fixed", size=512)
@@ -98,17 +98,36 @@ def c6_numbers(res: dict[str, Any]) -> dict[str, Any]:
         for arm, tag in (("对照", "base"), ("转写", "treat")):
             out[f"c6_{key}_{tag}"] = rate(res["runs"][(arm, ruler)])
     # sentences whose wording follows the results (the prose shows them as they are)
-    if c6["lo"] == 0:
-        out["c6_lo_note"] = ("区间下端打印成 0.0%，它恰好是 0，不是四舍五入出来的：区间碰到了 0、没有排除 0，"
-                             "所以方向虽然一致，却不显著。")
-    else:
-        out["c6_lo_note"] = f"区间下端是 {c6['lo']:+.2%}，{'在 0 之上' if c6['lo'] > 0 else '在 0 之下，区间没有排除 0'}。"
+    out["c6_lo_note"] = lo_note(c6)
     hi = f"{c6['hi']:+.1%}"
     out["c6_size_note"] = (f"文章的 +{claimed * 100:.0f} 个百分点远在区间上端 {hi} 之外：在我们的数据上，文章说的幅度被排除了。"
                            if out["c6_outside"] else
                            f"文章的 +{claimed * 100:.0f} 个百分点落在区间里（上端 {hi}），我们的数据排除不了它。")
     out["c6_size_short"] = "文章的 +34 个百分点在区间之外" if out["c6_outside"] else "区间没有排除文章的 +34 个百分点"
     return out
+
+
+def lo_note(r: dict[str, Any]) -> str:
+    """What the interval's lower end says about 0, in one sentence: spelled out to two decimals only
+    when it would print as 0.0% (then it says whether it is exactly 0).
+
+    >>> lo_note({"lo": 0.0, "hi": 0.149})[:20]
+    '区间下端打印成 0.0%，它恰好是 0，'
+    >>> lo_note({"lo": -0.0265, "hi": 0.172})
+    '区间跨过了 0，没有排除 0。'
+    >>> lo_note({"lo": 0.0004, "hi": 0.172})
+    '区间下端打印成 0.0%，实际是 +0.04%，在 0 之上，排除了 0。'
+    """
+    lo, hi = r["lo"], r["hi"]
+    if lo == 0:
+        return ("区间下端打印成 0.0%，它恰好是 0，不是四舍五入出来的：区间碰到了 0、没有排除 0，"
+                "所以方向虽然一致，却不显著。")
+    side = "在 0 之上，排除了 0" if lo > 0 else "在 0 之下，没有排除 0"
+    if abs(lo) < 0.0005:
+        return f"区间下端打印成 {lo:.1%}，实际是 {lo:+.2%}，{side}。"
+    if lo < 0 < hi:
+        return "区间跨过了 0，没有排除 0。"
+    return "区间整个在 0 之上，排除了 0。" if lo > 0 else "区间整个在 0 之下，排除了 0。"
 
 
 #: The exploration's eight configurations: label, strategy, parameters. Non-table text is cut at 500
@@ -172,6 +191,64 @@ def exploration_numbers(res: dict[str, Any]) -> dict[str, Any]:
            "t_total_diff": rate(r[("table 每行 + 表头", 3000)]) - rate(r[("fixed 512", 3000)])}
     for key, c in res["cmp"].items():
         out[f"t_{key}_ci"], out[f"t_{key}_verdict"] = fmt_diff(c), verdict(c)
+    out.update(exploration_notes(res["cmp"]))
+    return out
+
+
+def exploration_notes(cmp: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The exploration's sentences whose wording follows its five comparisons (``table_exploration``'s
+    ``cmp``): headings, the reading of the two steps, rows vs whole table, and the takeaways.
+
+    >>> ns = {"diff": 0.13, "lo": -0.02, "hi": 0.30, "significant": False, "m": 5}
+    >>> notes = exploration_notes({k: ns for k in ("total", "step1", "step2", "whole", "whole_use")})
+    >>> notes["t_whole_head"]
+    '按行切在检索上方向领先整表，但不显著；文章 000 的“绝不按行切”在这批题上得不到支持，也推翻不了。'
+    >>> exploration_notes({k: dict(ns, lo=0.02, significant=True) for k in ("total", "step1", "step2",
+    ...                    "whole", "whole_use")})["t_whole_head"]
+    '按行切在检索上领先整表，和文章 000 的“绝不按行切”不一致。'
+    """
+    def up(key):         # "supported": the interval is above 0
+        return cmp[key]["significant"] and cmp[key]["diff"] > 0
+
+    def ahead(key):      # ahead on the point estimate only
+        return not cmp[key]["significant"] and cmp[key]["diff"] > 0
+
+    total, whole, v_total, v_whole = cmp["total"], cmp["whole"], verdict(cmp["total"]), verdict(cmp["whole"])
+    out = {}
+    if up("total"):
+        out["t_total_head"] = "“按行切 + 表头”比固定 512 高；其中多少是表格专用切法的功劳，这批题分不清。"
+        out["t_total_short"] = f"按行切比固定 512 高（{v_total}）"
+    elif ahead("total"):
+        out["t_total_head"] = "“按行切 + 表头”比固定 512 高，但这批题不足以确定；其中多少是表格专用切法的功劳，更分不清。"
+        out["t_total_short"] = f"按行切比固定 512 高（{v_total}）"
+    else:
+        out["t_total_head"] = "“按行切 + 表头”没有比固定 512 高。"
+        out["t_total_short"] = f"按行切没有比固定 512 高（{v_total}）"
+    steps = [k for k in ("step1", "step2") if cmp[k]["significant"]]
+    if not steps:
+        out["t_steps_note"] = "两步各自都没有排除 0：差距里多少来自表格专用的切法、多少只是因为不再用固定长度切，这批题分不清"
+    else:
+        out["t_steps_note"] = ("排除了 0 的只有" + "和".join({"step1": "第一步", "step2": "第二步"}[k] for k in steps)
+                               if len(steps) == 1 else "两步各自都排除了 0")
+    if all(cmp[k]["diff"] > 0 for k in ("step1", "step2")):
+        out["t_steps_note"] += "；两步的方向都指向“别用固定长度切表格”。"
+    else:
+        out["t_steps_note"] += "。"
+    same_side = (whole["diff"] > 0) == (cmp["whole_use"]["diff"] > 0)
+    out["t_whole_use_side"] = "方向相同" if same_side else "方向相反"
+    if up("whole"):
+        out["t_whole_head"] = "按行切在检索上领先整表，和文章 000 的“绝不按行切”不一致。"
+        out["t_whole_half"] = "只和“绝不按行切”这半句不一致"
+        out["t_whole_takeaway"] = f"高于整表（{v_whole}），和文章 000、001 的“整表一块”不一致"
+    elif ahead("whole"):
+        out["t_whole_head"] = "按行切在检索上方向领先整表，但不显著；文章 000 的“绝不按行切”在这批题上得不到支持，也推翻不了。"
+        out["t_whole_half"] = "只在方向上和“绝不按行切”这半句不一致（不显著）"
+        out["t_whole_takeaway"] = (f"高于整表（{v_whole}）：这批题不支持文章 000、001 的“整表一块”，"
+                                   "也不足以推翻它")
+    else:
+        out["t_whole_head"] = "按行切在检索上没有领先整表。"
+        out["t_whole_half"] = "和“绝不按行切”并不矛盾"
+        out["t_whole_takeaway"] = f"没有高于整表（{v_whole}）"
     return out
 
 

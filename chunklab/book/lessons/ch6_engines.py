@@ -184,7 +184,61 @@ def by_difficulty(runs, questions, config: str = label("recursive", 512)) -> dic
                 c = tests[f"{ruler}｜{DIFFICULTY_ZH[d].split('（')[0]}｜混合 − {other}"]
                 numbers[f"diff_t_{'k' if ruler == '固定 k' else 'b'}_{d}_{'bm25' if other == 'BM25' else 'dense'}"] = (
                     f"{fmt_diff(c)}，{verdict(c, expect=+1)}")
+    numbers.update(_difficulty_prose(tests, numbers))
     return {"figure": fig, "data": data, "rows": rows, "numbers": numbers}
+
+
+def _state(tests, level: str, other: str) -> tuple[str, list[str]]:
+    """How hybrid − ``other`` on ``level`` reads under the two rulers: ``"both"`` (significantly
+    better under both), ``"some"`` (under the rulers returned), ``"up"`` (point estimates higher,
+    nothing significant) or ``"none"``."""
+    cs = {r: tests[f"{r}｜{level}｜混合 − {other}"] for r in RULERS}
+    helps = [r for r, c in cs.items() if c["significant"] and c["diff"] > 0]
+    if helps:
+        return ("both" if len(helps) == len(cs) else "some"), helps
+    return ("up" if all(c["diff"] > 0 for c in cs.values()) else "none"), []
+
+
+def _better(state: tuple[str, list[str]], than: str, unsure: str = "校正后不显著") -> str:
+    """The end of "混合检索在……上…" for a :func:`_state`."""
+    kind, rulers = state
+    pre = " " if than[0].isascii() else ""              # "好于 BM25", "比 BM25 的"
+    post = " " if than[-1].isascii() else ""
+    return {"both": f"显著好于{pre}{than}", "some": f"在{'、'.join(rulers)}下显著好于{pre}{than}",
+            "up": f"比{pre}{than}{post}的点估计高，但{unsure}", "none": f"与{pre}{than}{post}分不出高下"}[kind]
+
+
+def _difficulty_prose(tests, numbers) -> dict[str, str]:
+    """The sentences of 6.6's difficulty reading whose wording follows the verdicts: hybrid − vector
+    on the easy questions, hybrid − BM25 on the hard ones, and whether hybrid is worse anywhere."""
+    if not all(f"diff_q_{d}" in numbers for d in ("easy", "hard")):
+        return {}
+    easy, hard = (DIFFICULTY_ZH[d].split("（")[0] for d in ("easy", "hard"))
+    dense, n_hard = "单用向量检索（USE）", numbers["diff_q_hard"]
+    e, h = _state(tests, easy, "向量（USE）"), _state(tests, hard, "BM25")
+    easy_sig, hard_sig = e[0] in ("both", "some"), h[0] in ("both", "some")
+    if easy_sig:
+        easy_text = f"容易题上，字面匹配已经够用，混合检索{_better(e, dense)}，好处是把向量检索漏掉的字面命中找回来"
+    elif e[0] == "up":
+        easy_text = (f"容易题上，字面匹配已经够用；混合检索比{dense}的点估计高，看上去是把向量检索漏掉的字面命中找了回来，"
+                     "但校正后不显著，这批题还确认不了")
+    else:
+        easy_text = f"容易题上，字面匹配已经够用；混合检索{_better(e, dense)}"
+    if e[0] == "up" and h[0] == "up":
+        summary = f"混合检索在{easy}上比单用向量检索、在{hard}上比 BM25 的点估计都高，但校正后都不显著，这批题定不下来"
+    else:
+        summary = (f"混合检索在{easy}上{_better(e, '单用向量检索')}，在{hard}上"
+                   + (_better(h, "BM25") if hard_sig or h[0] == "none" else "的优势这批题定不下来"))
+    return {
+        "diff_easy_text": easy_text,
+        "diff_hard_text": (f"校正后混合检索{_better(h, 'BM25')}" if hard_sig
+                           else f"但难题只有 {n_hard} 道，区间太宽，混合比 BM25 好多少这里定不下来"),
+        "diff_hurts_text": ("这批题上混合检索没有在哪一类题上显著变差" if numbers["diff_nhurts"] == 0
+                            else f"混合检索显著更差的是：{numbers['diff_hurts']}"),
+        "diff_takeaway": (f"混合检索在{easy}上{_better(e, dense)}；在{hard}上"
+                          f"{_better(h, 'BM25', unsure=f'这 {n_hard} 道题定不下来')}"),
+        "diff_summary": summary,
+    }
 
 
 DIFFICULTY_DATA_COLUMNS = ["尺子", "检索器", "难度", "题数", "命中率与 95% 区间"]

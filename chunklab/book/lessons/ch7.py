@@ -450,10 +450,13 @@ def week4(it: Iteration, adopted: str | None) -> dict:
     old_family = paired_many({**{(c, "k"): it.pair(c, base) for c in CANDIDATES},
                               **{(c, "b"): (old[c].per_question["hit"], old[base].per_question["hit"])
                                  for c in CANDIDATES}}, "holm", metric="hit")
-    changed = [c for c in CANDIDATES
-               if it.rule(old_family[c, "b"], old_family[c, "k"], it.decisions[c]["simpler"]) != it.decisions[c]["outcome"]]
+    old_outcome = {c: it.rule(old_family[c, "b"], old_family[c, "k"], it.decisions[c]["simpler"]) for c in CANDIDATES}
+    changed = [c for c in CANDIDATES if old_outcome[c] != it.decisions[c]["outcome"]]
     out["w4_fill_story"] = ("按旧装法，规则对三个候选的结论也一样。" if not changed else
-                            "按旧装法，规则对" + "、".join(f"“{c}”" for c in changed) + "的结论会不同：装满预算改变了决定。")
+                            "按旧装法，规则对" + "、".join(
+                                f"“{c}”的结论会是“{OUTCOME_ZH[old_outcome[c]]}”，而不是现在的“"
+                                f"{OUTCOME_ZH[it.decisions[c]['outcome']]}”" for c in changed)
+                            + "：装满预算改变了决定。")
     out.update(pca_old_chars=old[PC_A].aggregate["retrieved_chars"]["mean"],
                pca_old_items=old[PC_A].aggregate["n_retrieved"]["mean"],
                w3_old_chars=old[base].aggregate["retrieved_chars"]["mean"],
@@ -468,15 +471,7 @@ def week4(it: Iteration, adopted: str | None) -> dict:
     out.update(ov_overlapping=overlapping, ov_nchunks=len(chunks_50), ov_saved=chars_50 - chars_0,
                ov_saved_share=(chars_50 - chars_0) / chars_50, ov_b_lo_pts=-100 * d_ov["b"]["lo"],
                ov_b_hi_pts=100 * d_ov["b"]["hi"], ov_k_lo_pts=-100 * d_ov["k"]["lo"])
-    margin = EQUIVALENCE_MARGINS["hit"]
-    whole = all(-margin <= d_ov[r]["lo"] and d_ov[r]["hi"] <= margin for r in ("b", "k"))
-    worse_ok = all(d_ov[r]["lo"] >= -margin for r in ("b", "k"))
-    out["ov_within"] = (f"两个区间都整个落在 ±{100 * margin:.0f} 个点的界值之内" if whole else
-                        f"两个区间的下端都没有低于 −{100 * margin:.0f} 个点的界值" if worse_ok else
-                        f"做决定的同预算区间，下端没有低于 −{100 * margin:.0f} 个点的界值；hit@5 的区间下端低于界值，"
-                        "但规则里 hit@5 只是护栏，整个区间落在 0 以下才拦下，这里没有" if d_ov["b"]["lo"] >= -margin
-                        and d_ov["k"]["hi"] >= 0 else
-                        f"但做决定的同预算区间，下端低于 −{100 * margin:.0f} 个点的界值")
+    out.update(overlap_reading(d_ov))
     if adopted is None:
         out["w4_story"] = ("三个候选都没有拿出规则要求的证据，于是不增加复杂度，把时间花在后面两件事上：索引版本与上线自检。"
                            "这不是说父子块没用：在章节很长、答案需要大段上下文的语料上，或生成端的上下文不那么紧张时，结论可能不同。")
@@ -488,9 +483,37 @@ def week4(it: Iteration, adopted: str | None) -> dict:
     if adopted is None:
         out["w4_decision"] = "三个候选都不采纳，第三周结束时的配置就是最终配置"
     else:
-        out["w4_decision"] = f"采纳「{adopted}」" + ("（更简单，且最坏也不比当前配置差过界值）" if it.decisions[adopted]["simpler"]
+        out["w4_decision"] = f"采纳「{adopted}」" + ("（更简单，且在同预算下最坏也不比当前配置差过界值）" if it.decisions[adopted]["simpler"]
                                                  and it.decisions[adopted]["b"]["lo"] <= 0 else "")
     return out
+
+
+def overlap_reading(d: dict, margin: float = EQUIVALENCE_MARGINS["hit"]) -> dict:
+    """How the overlap step's two intervals read against the margin (``d``: its decision):
+    ``ov_within`` (the intervals against the margin) and ``ov_reading`` (what the outcome says)."""
+    pts = f"{100 * margin:.0f}"
+    b_ok, k_ok = d["b"]["lo"] >= -margin, d["k"]["lo"] >= -margin
+    if b_ok and k_ok and d["b"]["hi"] <= margin and d["k"]["hi"] <= margin:
+        within = f"两个区间都整个落在 ±{pts} 个点的界值之内"
+    elif b_ok and k_ok:
+        within = f"两个区间的下端都没有低于 −{pts} 个点的界值"
+    elif b_ok and d["k"]["hi"] >= 0:
+        within = (f"做决定的同预算区间，下端没有低于 −{pts} 个点的界值；hit@5 的区间下端低于界值，"
+                  "但规则里 hit@5 只是护栏，整个区间落在 0 以下才拦下，这里没有")
+    elif b_ok:
+        within = f"做决定的同预算区间，下端没有低于 −{pts} 个点的界值；但 hit@5 的区间整个落在 0 以下，护栏拦下了它"
+    else:
+        within = f"但做决定的同预算区间，下端低于 −{pts} 个点的界值"
+    if d["outcome"] == "refuse":
+        reading = "区间说明去掉 overlap 会让命中率下降，按规则不采纳。"
+    elif d["outcome"] == "need_more_data":
+        reading = f"区间还容得下超过 {pts} 个点的损失，这批题说不清去掉 overlap 吃不吃亏，按规则暂不采纳、加题再量。"
+    elif k_ok:
+        reading = "这个结论没有说 overlap“没有作用”，说的是作用小到不值得保留这份重复。"
+    else:
+        reading = ("这个结论没有说 overlap“没有作用”，说的是在做决定的同预算尺子上，作用小到不值得保留这份重复；"
+                   f"hit@5 上超过 {pts} 个点的损失，这批题还排除不了。")
+    return {"ov_within": within, "ov_reading": reading}
 
 
 def apply_rule(it: Iteration, rule: Callable[[dict, bool], Any]):

@@ -27,7 +27,7 @@ from chunklab.tools.versioning import canonical_config, chunk_corpus, rechunk
 
 __all__ = ["config_zh", "rule_figure", "path_figure", "path_numbers", "claim_rows", "retrievers", "retriever_figure",
            "retriever_table", "retriever_numbers",
-           "edit_sick_pay", "time_rechunk", "audit_table", "audit_numbers", "gate_sentence", "audit_argv"]
+           "budget_practice", "edit_sick_pay", "time_rechunk", "audit_table", "audit_numbers", "gate_sentence", "audit_argv"]
 
 #: Article 000's route: 62% -> 80%+ hit@5 in four weeks (C9).
 ARTICLE_START, ARTICLE_END = 0.62, 0.80
@@ -158,9 +158,17 @@ def claim_rows(it: Iteration) -> list:
         claim_row("C9", "同上，同预算命中率（本章做决定的尺子）", "（文章只报 hit@5）",
                   f"{it.hit(first, 'b')['mean']:.1%} → {it.hit(last, 'b')['mean']:.1%}，{fmt_diff(pt_b)}；"
                   f"每题交出 {it.chars(first, 'b'):.0f} / {it.chars(last, 'b'):.0f} 字",
-                  f"按内容类型切分、在每题 {it.budget} 字的预算下量，四周的改动值得做；"
-                  "只看 hit@5 会低估它（结构切出的块短，5 块交出的字少）。", part="budget", result=pt_b),
+                  budget_practice(pt_b, pt_k, it.budget), part="budget", result=pt_b),
     ]
+
+
+def budget_practice(pt_b: dict, pt_k: dict, budget: int) -> str:
+    """The claims row's "what it means" for the deciding ruler, following its verdict and the hit@5 one."""
+    if decide(pt_b) != "supported":
+        return f"在每题 {budget} 字的预算下，这批题没有测出四周改动的整体收益（{verdict(pt_b)}）；不能拿它说改动值得做。"
+    low = ("只看 hit@5 会低估它（结构切出的块短，5 块交出的字少）。" if pt_k["diff"] < pt_b["diff"] else
+           "hit@5 给出的涨幅不比它小。")
+    return f"按内容类型切分、在每题 {budget} 字的预算下量，四周的改动值得做；" + low
 
 
 # ------------------------------------------------------------------------------------------
