@@ -133,6 +133,7 @@ def test_guard_example_widens_what_the_bootstrap_alone_calls():
     boot_lo = float(g["guard_boot_ci"].split("[")[1].split("%")[0])
     lo = float(g["guard_ci"].split("[")[1].split("%")[0])
     assert 0 < lo < boot_lo and g["guard_widened"] and g["guard_discordant"] == "(6, 0)"
+    assert g["guard_widened_word"] == "True"          # the prose shows the value as Python prints it, not 1
     assert g["guard_same_v"] == "未能区分" and g["guard_same_half"] > g["guard_margin"]
 
 
