@@ -41,7 +41,7 @@ def test_significant_where_names_only_the_retrievers_whose_interval_excludes_zer
     assert ch3.significant_where({"BM25": yes, "向量（USE）": yes}) == "在每种检索器上都显著"
     assert ch3.significant_where({"BM25": no, "向量（USE）": no}) == "在哪种检索器上都不显著"
     assert ch3.significant_where({"BM25": no, "向量（USE）": yes, "混合（BM25+USE）": yes}) == \
-        "只在 向量（USE）、混合（BM25+USE） 上显著"
+        "只在 向量（USE）、混合（BM25+USE）上显著"
 
 
 def test_fill_cut_cuts_the_first_item_that_does_not_fit_and_stops():

@@ -178,7 +178,7 @@ def test_prefix_note_reads_no_change_as_cannot_tell_not_as_the_same():
 
 def test_c6_lower_end_note_follows_the_interval():
     assert "恰好是 0" in ch4_tables.lo_note({"lo": 0.0, "hi": 0.15})
-    assert ch4_tables.lo_note({"lo": -0.0265, "hi": 0.17}) == "区间跨过了 0，没有排除 0。"
+    assert ch4_tables.lo_note({"lo": -0.0265, "hi": 0.17}) == "区间含 0，不显著。"
     assert "排除了 0" in ch4_tables.lo_note({"lo": 0.01, "hi": 0.17})
     assert "0.0%" in ch4_tables.lo_note({"lo": -0.0003, "hi": 0.17})
 

@@ -152,7 +152,8 @@ def significant_where(results: dict) -> str:
     sig = [e for e, r in results.items() if r["significant"]]
     if len(sig) == len(results):
         return "在每种检索器上都显著"
-    return "只在 " + "、".join(sig) + " 上显著" if sig else "在哪种检索器上都不显著"
+    # a space beside Latin letters, none after a full-width bracket
+    return ("只在 " + "、".join(sig) + " 上显著").replace("） ", "）") if sig else "在哪种检索器上都不显著"
 
 
 def retriever_figure(rows: dict, *, xlabel: str, title: str, margin: float | None = None, note: dict | None = None,

@@ -240,7 +240,7 @@ def prefix_xb_notes(prefix: dict, n_q: int) -> dict[str, str]:
     >>> notes["pre_xb_lead"]
     '在小北的计费代码上，两种检索器下加不加前缀，命中的题数都一样。'
     >>> print(notes["pre_xb_zero_note"])
-    BM25 上一题都没有变，可这还不等于“等效”：36 道题里 0 道变化，区间仍是 ±16.2%——题这么少，差值落在这个范围里的哪一处，这批题都排除不了。USE 上变好、变坏的各 1 道，正好抵消。所以这只说明在这批题上看不出作用，不说明前缀没有作用。
+    BM25 上一题都没有变，可这还不等于“等效”：36 道题里 0 道变化，区间仍是 ±16.2%——题这么少，这个范围内的任何差值，这批题都排除不了。USE 上变好、变坏的各 1 道，正好抵消。所以这只说明在这批题上看不出作用，不说明前缀没有作用。
     """
     xb = {name: r for (name, corpus), r in prefix.items() if corpus == "小北"}
     count = {2: "两", 3: "三"}.get(len(xb), str(len(xb)))
@@ -257,7 +257,7 @@ def prefix_xb_notes(prefix: dict, n_q: int) -> dict[str, str]:
             note += "。"
         else:
             note += (f"，可这还不等于“等效”：{n_q} 道题里 0 道变化，区间仍是 ±{max(r['hi'] for r in same.values()):.1%}"
-                     "——题这么少，差值落在这个范围里的哪一处，这批题都排除不了。")
+                     "——题这么少，这个范围内的任何差值，这批题都排除不了。")
     if cancel:
         note += "，".join(f"{n.split()[0]} 上变好、变坏的各 {k} 道" for n, k in cancel.items()) + "，正好抵消。"
     if note:
