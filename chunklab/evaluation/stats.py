@@ -272,10 +272,12 @@ def _discordant_ends(up: int, down: int, n: int, alpha: float) -> tuple[float, f
 
 def _guarded(r: dict[str, Any], lo: float, hi: float, alpha: float) -> None:
     """Set ``r``'s deciding interval to the envelope of the bootstrap's ``lo``/``hi`` and, for 0/1
-    outcomes, :func:`_discordant_ends` at the same error rate ``alpha``."""
+    outcomes, :func:`_discordant_ends` at the same error rate ``alpha``; ``p`` becomes the larger
+    of the bootstrap's and the guard's (the guard's tests do not depend on ``alpha``)."""
     if "discordant" in r:
         g_lo, g_hi, g_p = _discordant_ends(*r["discordant"], r["n"], alpha)
         r["widened"] = bool(g_lo < lo or g_hi > hi)
+        r["p"] = max(r["p"], g_p)
         lo, hi = min(lo, g_lo), max(hi, g_hi)
     r.update(lo=float(lo), hi=float(hi), significant=bool(lo > 0 or hi < 0))
 
@@ -316,9 +318,9 @@ def _paired(a: Sequence[float], b: Sequence[float], n: int, seed: int, level: fl
     if labels is None and np.isin(a[ok], (0, 1)).all() and np.isin(b[ok], (0, 1)).all():
         # 0/1 outcomes (hit, ...): the small-sample guard, see _discordant_ends
         extra["discordant"] = (int(np.sum(d > 0)), int(np.sum(d < 0)))
-        p = max(p, _discordant_ends(*extra["discordant"], len(d), 1 - level)[2])
-    r = {"diff": float(d.mean()), "lo": float(lo), "hi": float(hi), "significant": bool(lo > 0 or hi < 0),
-         "n": int(len(d)), "p": float(p), "level": level, **extra}
+    # lo, hi, significant (and for 0/1 outcomes p) are set by _guarded; named here to keep the keys' order
+    r = {"diff": float(d.mean()), "lo": lo, "hi": hi, "significant": False, "n": int(len(d)), "p": float(p),
+         "level": level, **extra}
     _guarded(r, lo, hi, 1 - level)
     return r, means
 

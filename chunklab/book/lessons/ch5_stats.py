@@ -202,7 +202,7 @@ def guard_numbers(n: int = 30, wins: int = 6, m: int = 10) -> dict:
     line = 0.05 / m
     word = lambda p: "过得了" if p < line else "过不了"
     return {"guard_n": n, "guard_wins": wins, "guard_miss_all": ((n - wins) / n) ** n,
-            "guard_p": exact, "guard_ci": fmt_diff(six), "guard_widened": six["widened"], "guard_widened_word": "True" if six["widened"] else "False",
+            "guard_p": exact, "guard_ci": fmt_diff(six), "guard_widened": six["widened"], "guard_widened_word": str(six["widened"]),
             "guard_ci_p": six["p"], "guard_discordant": str(six["discordant"]),
             "guard_boot_ci": fmt_diff(boot), "guard_boot_p": boot["p"],
             "guard_holm_note": (f"本章这样 {m} 组一起按 Holm 校正时，p 最小的一组也要小于 {line:.3g}："
