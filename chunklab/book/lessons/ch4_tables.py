@@ -228,7 +228,7 @@ def exploration_notes(cmp: dict[str, dict[str, Any]]) -> dict[str, str]:
     if not steps:
         out["t_steps_note"] = "两步各自都没有排除 0：差距里多少来自表格专用的切法、多少只是因为不再用固定长度切，这批题分不清"
     else:
-        out["t_steps_note"] = ("排除了 0 的只有" + "和".join({"step1": "第一步", "step2": "第二步"}[k] for k in steps)
+        out["t_steps_note"] = ("排除了 0 的只有" + {"step1": "第一步", "step2": "第二步"}[steps[0]]
                                if len(steps) == 1 else "两步各自都排除了 0")
     if all(cmp[k]["diff"] > 0 for k in ("step1", "step2")):
         out["t_steps_note"] += "；两步的方向都指向“别用固定长度切表格”。"
