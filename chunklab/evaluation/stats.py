@@ -335,11 +335,12 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 2000, seed
     is what :func:`paired_many` corrects when many comparisons are made at once.
 
     For 0/1 outcomes (hit, ...; without ``clusters``) a bootstrap is too sure of itself when few
-    questions differ: 6 against 0 out of 30 never resamples to 0, although McNemar's exact test
-    gives p = 0.031. The result then also has ``discordant`` (questions only ``a`` hits, only ``b``
-    hits), and its interval and ``p`` are widened to the envelope of McNemar's exact interval and
-    Tango's score interval (``widened`` says whether that changed the bootstrap's interval), so
-    the interval that decides is never narrower than the exact test allows.
+    questions differ: 6 against 0 out of 30 resamples to 0 only when none of the six is drawn
+    (0.1%), although McNemar's exact test gives p = 0.031. The result then also has
+    ``discordant`` (questions only ``a`` hits, only ``b`` hits); its interval is widened to the
+    envelope of the bootstrap's, McNemar's exact interval and Tango's score interval (``widened``
+    says whether that changed the bootstrap's interval) and ``p`` is the largest of the three
+    tests', so the interval that decides is never narrower than the exact test allows.
 
     ``metric`` names what was measured (``"hit"``, ``"mrr"``, ...): it is recorded in the result,
     and :func:`decide` reads the metric's declared equivalence margin from

@@ -297,7 +297,7 @@ def specialists(lab: Lab, hits: dict, qtype: np.ndarray) -> dict[str, Any]:
         "两项的区间都不含 0：只改块长，这一步就站得住" if up == len(TESTED) else
         "只有一项的区间不含 0" if up else
         "两项都是点估计上升、区间含 0：单看“只改块长”这一步，这批题（每类几十道）还定不下来；"
-        "定下来的是前后两头——默认设置明显输给标题树，改了块长之后和标题树分不出高低")
+        "能下结论的只有一头：默认设置明显输给标题树；改了块长之后，和标题树分不出高低")
     numbers["spec_size_short"] = ("（区间见上）" if up == len(TESTED) else
                                   "（点估计；单看这一步，区间含 0，见上）")
     return {"numbers": numbers, "table": tab, "figure": _specialist_figure(info), "tests": tests}

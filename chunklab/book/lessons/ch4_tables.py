@@ -202,7 +202,7 @@ def exploration_notes(cmp: dict[str, dict[str, Any]]) -> dict[str, str]:
     >>> ns = {"diff": 0.13, "lo": -0.02, "hi": 0.30, "significant": False, "m": 5}
     >>> notes = exploration_notes({k: ns for k in ("total", "step1", "step2", "whole", "whole_use")})
     >>> notes["t_whole_head"]
-    '按行切在检索上方向领先整表，但不显著；文章 000 的“绝不按行切”在这批题上得不到支持，也推翻不了。'
+    '按行切的点估计领先整表，但区间含 0、不显著；文章 000 的“绝不按行切”在这批题上得不到支持，也推翻不了。'
     >>> exploration_notes({k: dict(ns, lo=0.02, significant=True) for k in ("total", "step1", "step2",
     ...                    "whole", "whole_use")})["t_whole_head"]
     '按行切在检索上领先整表，和文章 000 的“绝不按行切”不一致。'
@@ -219,7 +219,7 @@ def exploration_notes(cmp: dict[str, dict[str, Any]]) -> dict[str, str]:
         out["t_total_head"] = "“按行切 + 表头”比固定 512 高；其中多少是表格专用切法的功劳，这批题分不清。"
         out["t_total_short"] = f"按行切比固定 512 高（{v_total}）"
     elif ahead("total"):
-        out["t_total_head"] = "“按行切 + 表头”比固定 512 高，但这批题不足以确定；其中多少是表格专用切法的功劳，更分不清。"
+        out["t_total_head"] = "“按行切 + 表头”的点估计比固定 512 高，但区间含 0，这批题不足以确定；其中多少是表格专用切法的功劳，更分不清。"
         out["t_total_short"] = f"按行切比固定 512 高（{v_total}）"
     else:
         out["t_total_head"] = "“按行切 + 表头”没有比固定 512 高。"
@@ -241,7 +241,7 @@ def exploration_notes(cmp: dict[str, dict[str, Any]]) -> dict[str, str]:
         out["t_whole_half"] = "只和“绝不按行切”这半句不一致"
         out["t_whole_takeaway"] = f"高于整表（{v_whole}），和文章 000、001 的“整表一块”不一致"
     elif ahead("whole"):
-        out["t_whole_head"] = "按行切在检索上方向领先整表，但不显著；文章 000 的“绝不按行切”在这批题上得不到支持，也推翻不了。"
+        out["t_whole_head"] = "按行切的点估计领先整表，但区间含 0、不显著；文章 000 的“绝不按行切”在这批题上得不到支持，也推翻不了。"
         out["t_whole_half"] = "只在方向上和“绝不按行切”这半句不一致（不显著）"
         out["t_whole_takeaway"] = (f"高于整表（{v_whole}）：这批题不支持文章 000、001 的“整表一块”，"
                                    "也不足以推翻它")
